@@ -1,0 +1,62 @@
+/// What ChatSync needs from a chat backend. Implement it to connect ChatSync to yours.
+///
+/// ChatSync calls these methods from background tasks, never on the caller's
+/// thread, and may call several at once. Throw ``ChatServiceError`` (or any error;
+/// see ``ChatServiceError/classify(_:)``) so ChatSync can tell a transient failure,
+/// which it retries, from a permanent one, which it reports.
+///
+/// ```swift
+/// struct MyBackend: ChatService {
+///     func fetchMessages(_ query: MessageQuery) async throws -> MessagePage {
+///         let json = try await http.get("/channels/\(query.channelURL)/messages", query.parameters)
+///         return try decoder.decode(MessagePage.self, from: json)
+///     }
+///     // …
+/// }
+/// let manager = try await SyncManager(userId: "alice", service: MyBackend(), databasePath: path)
+/// ```
+///
+/// `ChatSyncTesting.SimulatedChatServer` provides a complete in-memory implementation.
+public protocol ChatService: Sendable {
+    /// Messages around a position in a channel.
+    func fetchMessages(_ query: MessageQuery) async throws -> MessagePage
+
+    /// Updates and deletions in a channel since `token`.
+    ///
+    /// - Parameter token: a token from an earlier answer, or `nil` for "from now
+    ///   on": the answer then holds no changes, only a token to start from.
+    func messageChangeLogs(channelURL: String, token: String?, limit: Int) async throws -> MessageChangeLogs
+
+    /// The stored messages of a channel that were sent with any of `reqIds`.
+    /// Missing ones are simply absent from the answer.
+    func lookUpMessages(channelURL: String, reqIds: [String]) async throws -> [Message]
+
+    /// Sends a message. Idempotent by `(channelURL, reqId)`: a repeated request
+    /// answers the message stored by the first one and stores nothing new.
+    func sendMessage(_ request: SendMessageRequest) async throws -> Message
+
+    /// Uploads a media message's file and answers its information with ``FileInfo/url`` set.
+    ///
+    /// - Parameter progress: called with the fraction done, from 0 to 1.
+    func uploadFile(_ request: UploadRequest, progress: @escaping @Sendable (Double) -> Void) async throws -> FileInfo
+
+    /// Changes the text of one of the user's own messages.
+    func updateMessage(channelURL: String, messageId: Int64, text: String) async throws -> Message
+
+    /// Deletes one of the user's own messages.
+    func deleteMessage(channelURL: String, messageId: Int64) async throws
+
+    /// A page of the user's channels.
+    func fetchChannels(_ query: ChannelPageQuery) async throws -> ChannelPage
+
+    /// Channels changed or gone for the user since `token` (`nil`: from now on).
+    func channelChangeLogs(token: String?, limit: Int) async throws -> ChannelChangeLogs
+
+    /// Real-time events and connection changes.
+    ///
+    /// Each call opens a subscription, registered before the call returns, whose
+    /// first element is the current
+    /// ``ServiceEvent/connectionChanged(_:)``; ending the stream's iteration
+    /// closes it.
+    func events() async -> AsyncStream<ServiceEvent>
+}

@@ -1,0 +1,56 @@
+import GRDB
+
+// MARK: - Chunks
+
+extension ChatStore {
+    /// The channel's complete ranges, sorted by start.
+    func chunks(channelURL: String) throws -> [Chunk] {
+        try read { db in try Self.chunks(channelURL: channelURL, in: db) }
+    }
+
+    static func chunks(channelURL: String, in db: Database) throws -> [Chunk] {
+        let statement = try db.cachedStatement(
+            sql: "SELECT start_at, start_id, end_at, end_id FROM chunk WHERE channel_url = ? ORDER BY start_at, start_id")
+        return try Row.fetchAll(statement, arguments: [channelURL]).map { row in
+            Chunk(channelURL: channelURL,
+                  start: MessageKey(createdAt: row[0], messageId: row[1]),
+                  end: MessageKey(createdAt: row[2], messageId: row[3]))
+        }
+    }
+
+    /// The range holding `key`, if the cache knows one.
+    func chunk(channelURL: String, containing key: MessageKey) throws -> Chunk? {
+        try chunks(channelURL: channelURL).first { $0.contains(key) }
+    }
+
+    /// Records `chunk` as complete, merging it with the ranges it overlaps or touches;
+    /// answers the merged range.
+    @discardableResult
+    func addChunk(_ chunk: Chunk) throws -> Chunk {
+        try write { db in try Self.addChunk(chunk, in: db) }
+    }
+
+    @discardableResult
+    static func addChunk(_ chunk: Chunk, in db: Database) throws -> Chunk {
+        let existing = try chunks(channelURL: chunk.channelURL, in: db)
+        let merged = Chunk.merging(chunk, into: existing)
+        guard merged != existing else { return chunk }
+        try db.execute(sql: "DELETE FROM chunk WHERE channel_url = ?", arguments: [chunk.channelURL])
+        let insert = try db.cachedStatement(
+            sql: "INSERT INTO chunk (channel_url, start_at, start_id, end_at, end_id) VALUES (?, ?, ?, ?, ?)")
+        for range in merged {
+            try insert.execute(arguments: [range.channelURL, range.start.createdAt, range.start.messageId,
+                                           range.end.createdAt, range.end.messageId])
+        }
+        return merged.first { $0.contains(chunk.start) } ?? chunk
+    }
+
+    /// Stores a batch of messages a sync brought and marks `range` complete, in one transaction.
+    @discardableResult
+    func applySyncBatch(_ messages: [Message], completing range: Chunk?) throws -> Chunk? {
+        try write { db in
+            try Self.upsertMessages(messages, in: db)
+            return try range.map { try Self.addChunk($0, in: db) }
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import GRDB
+
+/// Which way a page query reads from its anchor.
+enum PageDirection: Sendable {
+    /// Keys below the anchor, newest first up to the limit.
+    case older
+    /// Keys above the anchor, oldest first up to the limit.
+    case newer
+}
+
+// MARK: - Succeeded messages
+
+extension ChatStore {
+    private static let upsertSQL =
+        "INSERT OR REPLACE INTO message (\(MessageColumns.selectList)) VALUES (\(MessageColumns.placeholders))"
+
+    /// Inserts or replaces `messages` in one transaction.
+    func upsertMessages(_ messages: [Message]) throws {
+        guard !messages.isEmpty else { return }
+        try write { db in try Self.upsertMessages(messages, in: db) }
+    }
+
+    /// Inserts or replaces `messages` inside the caller's transaction, with one cached statement.
+    static func upsertMessages(_ messages: [Message], in db: Database) throws {
+        let statement = try db.cachedStatement(sql: upsertSQL)
+        for message in messages {
+            statement.setUncheckedArguments(StatementArguments(MessageColumns.values(of: message)))
+            try statement.execute()
+        }
+    }
+
+    /// Removes one message by id; answers whether it was cached.
+    @discardableResult
+    func deleteMessage(channelURL: String, messageId: Int64) throws -> Bool {
+        try write { db in try Self.deleteMessage(channelURL: channelURL, messageId: messageId, in: db) }
+    }
+
+    static func deleteMessage(channelURL: String, messageId: Int64, in db: Database) throws -> Bool {
+        let statement = try db.cachedStatement(sql: "DELETE FROM message WHERE channel_url = ? AND message_id = ?")
+        try statement.execute(arguments: [channelURL, messageId])
+        return db.changesCount > 0
+    }
+
+    /// The cached message with `messageId`, if any.
+    func message(channelURL: String, messageId: Int64) throws -> Message? {
+        try read { db in try Self.message(channelURL: channelURL, messageId: messageId, in: db) }
+    }
+
+    static func message(channelURL: String, messageId: Int64, in db: Database) throws -> Message? {
+        let statement = try db.cachedStatement(
+            sql: "SELECT \(MessageColumns.selectList) FROM message WHERE channel_url = ? AND message_id = ?")
+        return try Row.fetchOne(statement, arguments: [channelURL, messageId]).map { MessageColumns.message(from: $0) }
+    }
+
+    /// The cached synced message sent with `reqId`, if any.
+    func message(reqId: String) throws -> Message? {
+        guard !reqId.isEmpty else { return nil }
+        return try read { db in
+            let statement = try db.cachedStatement(
+                sql: "SELECT \(MessageColumns.selectList) FROM message WHERE req_id = ? LIMIT 1")
+            return try Row.fetchOne(statement, arguments: [reqId]).map { MessageColumns.message(from: $0) }
+        }
+    }
+
+    /// One page of cached messages, answered ascending by `(createdAt, messageId)`.
+    ///
+    /// - Parameters:
+    ///   - anchor: where the page starts; `inclusive` includes a message exactly there.
+    ///   - bound: the far end a page may reach (inclusive), such as a chunk edge.
+    ///   - filter: applied in SQL, so `limit` counts matching messages.
+    func page(
+        channelURL: String, direction: PageDirection, from anchor: MessageKey, inclusive: Bool,
+        bound: MessageKey? = nil, limit: Int, filter: MessageFilter = .init()
+    ) throws -> [Message] {
+        try read { db in
+            try Self.page(channelURL: channelURL, direction: direction, from: anchor, inclusive: inclusive,
+                          bound: bound, limit: limit, filter: filter, in: db)
+        }
+    }
+
+    static func page(
+        channelURL: String, direction: PageDirection, from anchor: MessageKey, inclusive: Bool,
+        bound: MessageKey?, limit: Int, filter: MessageFilter, in db: Database
+    ) throws -> [Message] {
+        guard limit > 0 else { return [] }
+        let older = direction == .older
+        let anchorOp = older ? (inclusive ? "<=" : "<") : (inclusive ? ">=" : ">")
+        let boundOp = older ? ">=" : "<="
+        var sql = "SELECT \(MessageColumns.selectList) FROM message WHERE channel_url = ? AND (created_at, message_id) \(anchorOp) (?, ?)"
+        var arguments: StatementArguments = [channelURL, anchor.createdAt, anchor.messageId]
+        if let bound {
+            sql += " AND (created_at, message_id) \(boundOp) (?, ?)"
+            arguments += [bound.createdAt, bound.messageId]
+        }
+        appendFilter(filter, to: &sql, arguments: &arguments)
+        sql += older ? " ORDER BY created_at DESC, message_id DESC" : " ORDER BY created_at, message_id"
+        sql += " LIMIT ?"
+        arguments += [limit]
+        let statement = try db.cachedStatement(sql: sql)
+        var messages: [Message] = []
+        messages.reserveCapacity(min(limit, 1024))
+        let rows = try Row.fetchCursor(statement, arguments: arguments)
+        while let row = try rows.next() { messages.append(MessageColumns.message(from: row)) }
+        if older { messages.reverse() }
+        return messages
+    }
+
+    /// How many cached messages of a channel match `filter` strictly between two keys.
+    func countMessages(channelURL: String, after lower: MessageKey, before upper: MessageKey,
+                       filter: MessageFilter = .init()) throws -> Int {
+        try read { db in
+            var sql = "SELECT COUNT(*) FROM message WHERE channel_url = ? AND (created_at, message_id) > (?, ?) AND (created_at, message_id) < (?, ?)"
+            var arguments: StatementArguments = [channelURL, lower.createdAt, lower.messageId, upper.createdAt, upper.messageId]
+            Self.appendFilter(filter, to: &sql, arguments: &arguments)
+            return try Int.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) ?? 0
+        }
+    }
+
+    /// The newest cached message of a channel.
+    func newestMessage(channelURL: String) throws -> Message? {
+        try page(channelURL: channelURL, direction: .older, from: .max, inclusive: true, limit: 1).last
+    }
+
+    private static func appendFilter(_ filter: MessageFilter, to sql: inout String, arguments: inout StatementArguments) {
+        func inList(_ column: String, _ values: [String]) {
+            sql += " AND \(column) IN (" + Array(repeating: "?", count: values.count).joined(separator: ",") + ")"
+            arguments += StatementArguments(values)
+        }
+        // Sorted so that equal filters share one cached statement and one argument order.
+        if let kinds = filter.kinds { inList("kind", kinds.map(\.rawValue).sorted()) }
+        if let customTypes = filter.customTypes { inList("custom_type", customTypes.sorted()) }
+        if let senderIds = filter.senderIds { inList("sender_id", senderIds.sorted()) }
+    }
+}

@@ -1,0 +1,114 @@
+import GRDB
+
+// MARK: - Outbox
+
+extension ChatStore {
+    private static let outboxColumns =
+        "seq, origin, state, local_path, upload_progress, failure_code, failure_message, failure_retryable, "
+        + "attempts, resend_attempts, next_attempt_at, failed_at, \(MessageColumns.selectList)"
+    private static let outboxFixedCount = 12
+
+    /// Adds `entry` to the outbox and answers it with its sequence number.
+    /// Throws ``SyncManagerError/Code/invalidParameter`` when its `reqId` is already there.
+    func insertOutbox(_ entry: OutboxEntry) throws -> OutboxEntry {
+        try write { db in try Self.insertOutbox(entry, in: db) }
+    }
+
+    static func insertOutbox(_ entry: OutboxEntry, in db: Database) throws -> OutboxEntry {
+        let exists = try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT 1 FROM outbox WHERE req_id = ?"), arguments: [entry.reqId]) ?? false
+        if exists {
+            throw SyncManagerError(.invalidParameter, "a message with reqId '\(entry.reqId)' is already in the outbox")
+        }
+        let statement = try db.cachedStatement(sql: """
+            INSERT INTO outbox (lane, \(outboxColumns.replacingOccurrences(of: "seq, ", with: "")))
+            VALUES (?, \(Array(repeating: "?", count: outboxFixedCount - 1 + MessageColumns.count).joined(separator: ", ")))
+            """)
+        statement.setUncheckedArguments(StatementArguments([entry.lane.rawValue] + mutableValues(of: entry)))
+        try statement.execute()
+        var stored = entry
+        stored.seq = db.lastInsertedRowID
+        return stored
+    }
+
+    /// Writes every field of an entry already in the outbox; answers whether it was there.
+    @discardableResult
+    func updateOutbox(_ entry: OutboxEntry) throws -> Bool {
+        try write { db in try Self.updateOutbox(entry, in: db) }
+    }
+
+    static func updateOutbox(_ entry: OutboxEntry, in db: Database) throws -> Bool {
+        let assignments = (["origin", "state", "local_path", "upload_progress", "failure_code", "failure_message",
+                            "failure_retryable", "attempts", "resend_attempts", "next_attempt_at", "failed_at"]
+            + MessageColumns.names).map { "\($0) = ?" }.joined(separator: ", ")
+        let statement = try db.cachedStatement(sql: "UPDATE outbox SET lane = ?, \(assignments) WHERE req_id = ?")
+        statement.setUncheckedArguments(
+            StatementArguments([entry.lane.rawValue] + mutableValues(of: entry) + [entry.reqId]))
+        try statement.execute()
+        return db.changesCount > 0
+    }
+
+    /// Removes an entry; answers whether it was there.
+    @discardableResult
+    func deleteOutbox(reqId: String) throws -> Bool {
+        try write { db in try Self.deleteOutbox(reqId: reqId, in: db) }
+    }
+
+    static func deleteOutbox(reqId: String, in db: Database) throws -> Bool {
+        try db.cachedStatement(sql: "DELETE FROM outbox WHERE req_id = ?").execute(arguments: [reqId])
+        return db.changesCount > 0
+    }
+
+    /// The entry with `reqId`, if any.
+    func outboxEntry(reqId: String) throws -> OutboxEntry? {
+        try read { db in
+            let statement = try db.cachedStatement(sql: "SELECT \(Self.outboxColumns) FROM outbox WHERE req_id = ?")
+            return try Row.fetchOne(statement, arguments: [reqId]).map(Self.entry(from:))
+        }
+    }
+
+    /// Outbox entries in creation order, optionally narrowed to a channel, a lane and states.
+    func outboxEntries(channelURL: String? = nil, lane: SendLane? = nil, states: Set<SyncState>? = nil) throws -> [OutboxEntry] {
+        try read { db in
+            var clauses: [String] = []
+            var arguments: StatementArguments = []
+            if let channelURL { clauses.append("channel_url = ?"); arguments += [channelURL] }
+            if let lane { clauses.append("lane = ?"); arguments += [lane.rawValue] }
+            if let states {
+                let values = states.map(\.rawValue).sorted()
+                clauses.append("state IN (" + values.map { _ in "?" }.joined(separator: ",") + ")")
+                arguments += StatementArguments(values)
+            }
+            let whereClause = clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND ")
+            let statement = try db.cachedStatement(sql: "SELECT \(Self.outboxColumns) FROM outbox\(whereClause) ORDER BY seq")
+            return try Row.fetchAll(statement, arguments: arguments).map(Self.entry(from:))
+        }
+    }
+
+    // MARK: Row mapping
+
+    private static func mutableValues(of entry: OutboxEntry) -> [(any DatabaseValueConvertible)?] {
+        let message = entry.message
+        return [
+            entry.origin.rawValue, message.syncState.rawValue, message.file?.localPath, message.uploadProgress,
+            message.failure?.code, message.failure?.message, message.failure?.isRetryable,
+            entry.attempts, entry.resendAttempts, entry.nextAttemptAt, entry.failedAt,
+        ] + MessageColumns.values(of: message)
+    }
+
+    private static func entry(from row: Row) -> OutboxEntry {
+        let state = SyncState(rawValue: row[2]) ?? .failed
+        var message = MessageColumns.message(from: row, at: outboxFixedCount, state: state)
+        if let localPath = row[3] as String? {
+            if message.file == nil { message.file = FileInfo(name: "", mimeType: "", size: 0) }
+            message.file?.localPath = localPath
+        }
+        message.uploadProgress = row[4]
+        if let code = row[5] as Int? {
+            message.failure = SyncFailure(code: code, message: row[6] ?? "", isRetryable: row[7] ?? false)
+        }
+        return OutboxEntry(
+            message: message, seq: row[0], origin: OutboxEntry.Origin(rawValue: row[1]) ?? .outbox,
+            attempts: row[8], resendAttempts: row[9], nextAttemptAt: row[10], failedAt: row[11])
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import GRDB
+import Logging
+
+/// The SQLite cache and outbox of one user, on GRDB.
+///
+/// Every method runs synchronously on the caller's task; the sync engine is the only
+/// writer, so each change is one transaction that readers never see half done.
+/// Database errors leave as ``SyncManagerError``: damaged files as
+/// ``SyncManagerError/Code/corruptDatabase``, everything else as
+/// ``SyncManagerError/Code/databaseIO``.
+final class ChatStore: Sendable {
+    /// A pool in WAL mode for a file, a queue for an in-memory cache.
+    let writer: any DatabaseWriter
+    /// The database file, or `nil` for an in-memory cache.
+    let path: String?
+    let userId: String
+
+    private init(writer: any DatabaseWriter, path: String?, userId: String) {
+        self.writer = writer
+        self.path = path
+        self.userId = userId
+    }
+
+    // MARK: - Opening
+
+    /// Opens (or creates) the cache of `userId`.
+    ///
+    /// Checks, in this order and before anything is written: the file looks like a
+    /// whole SQLite database; it belongs to `userId`; its schema is not newer than
+    /// this library's. Then it migrates the schema.
+    static func open(path: String?, userId: String) throws -> ChatStore {
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536")
+        }
+        if let path { try DatabaseFileCheck.validate(path: path) }
+        let writer: any DatabaseWriter
+        do {
+            if let path {
+                writer = try DatabasePool(path: path, configuration: configuration)
+            } else {
+                writer = try DatabaseQueue(configuration: configuration)
+            }
+        } catch {
+            throw mapped(error, while: "opening the cache")
+        }
+        let store = ChatStore(writer: writer, path: path, userId: userId)
+        do {
+            try store.checkOwnerAndVersion()
+            try StoreSchema.migrator.migrate(writer)
+            try writer.write { db in
+                try db.execute(
+                    sql: "INSERT OR IGNORE INTO metadata (id, user_id, schema_version) VALUES (1, ?, ?)",
+                    arguments: [userId, StoreSchema.version])
+            }
+        } catch {
+            try? writer.close()
+            throw mapped(error, while: "opening the cache")
+        }
+        return store
+    }
+
+    private func checkOwnerAndVersion() throws {
+        let found: (user: String, version: Int)? = try writer.read { db in
+            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+            guard tables.contains("metadata") else {
+                if tables.contains(where: { !$0.hasPrefix("sqlite_") && $0 != "grdb_migrations" }) {
+                    throw SyncManagerError(.corruptDatabase, "the file is an SQLite database, but not a ChatSync cache")
+                }
+                return nil
+            }
+            guard let row = try Row.fetchOne(db, sql: "SELECT user_id, schema_version FROM metadata WHERE id = 1")
+            else { return nil }
+            return (row[0], row[1])
+        }
+        guard let found else { return }
+        if found.version > StoreSchema.version {
+            throw SyncManagerError(
+                .databaseIO,
+                "the cache has schema version \(found.version), newer than this library supports "
+                    + "(\(StoreSchema.version)); update ChatSync or use another file")
+        }
+        if found.user != userId {
+            throw SyncManagerError(.userMismatch, "the cache belongs to user '\(found.user)', not '\(userId)'")
+        }
+    }
+
+    /// Closes the database; later calls throw.
+    func close() {
+        try? writer.close()
+    }
+
+    // MARK: - Access with error mapping
+
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try writer.read(body) } catch { throw Self.mapped(error, while: "reading the cache") }
+    }
+
+    func write<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try writer.write(body) } catch { throw Self.mapped(error, while: "writing the cache") }
+    }
+
+    /// Turns any error of the storage layer into a ``SyncManagerError``.
+    static func mapped(_ error: any Error, while doing: String) -> SyncManagerError {
+        if let error = error as? SyncManagerError { return error }
+        if let error = error as? DatabaseError {
+            switch error.resultCode {
+            case .SQLITE_CORRUPT, .SQLITE_NOTADB:
+                return SyncManagerError(.corruptDatabase, "the cache file is damaged or not a database (\(doing)): \(error.message ?? "\(error)")")
+            case .SQLITE_MISUSE where (error.message ?? "").contains("closed"):
+                return SyncManagerError(.closed, "the cache is closed")
+            default:
+                break
+            }
+            return SyncManagerError(.databaseIO, "\(doing) failed: \(error)")
+        }
+        return SyncManagerError(.databaseIO, "\(doing) failed: \(error)")
+    }
+}

@@ -1,0 +1,38 @@
+/// A message in the outbox (pending or failed) with the bookkeeping of its sending.
+struct OutboxEntry: Sendable, Hashable {
+    /// Who sends it: ChatSync itself, or the host through its own SDK (§3.5),
+    /// in which case ChatSync only resolves it and never sends it.
+    enum Origin: String, Sendable {
+        case outbox
+        case host
+    }
+
+    /// The message as the app sees it; `syncState` is its outbox state.
+    var message: Message
+    /// Global creation order; FIFO inside a lane follows it. Assigned on insert.
+    var seq: Int64
+    var origin: Origin
+    /// Send attempts spent on transient errors in the current round.
+    var attempts: Int
+    /// Automatic resends spent.
+    var resendAttempts: Int
+    /// The earliest time of the next attempt (ms since 1970), for retries and automatic resends.
+    var nextAttemptAt: Int64?
+    /// When it failed (ms since 1970), for retention.
+    var failedAt: Int64?
+
+    init(message: Message, seq: Int64 = 0, origin: Origin = .outbox, attempts: Int = 0, resendAttempts: Int = 0,
+         nextAttemptAt: Int64? = nil, failedAt: Int64? = nil) {
+        self.message = message
+        self.seq = seq
+        self.origin = origin
+        self.attempts = attempts
+        self.resendAttempts = resendAttempts
+        self.nextAttemptAt = nextAttemptAt
+        self.failedAt = failedAt
+    }
+
+    var reqId: String { message.reqId }
+    var channelURL: String { message.channelURL }
+    var lane: SendLane { message.kind.lane }
+}

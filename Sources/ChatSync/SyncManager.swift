@@ -1,0 +1,70 @@
+import Logging
+
+/// The entry point of ChatSync: one user's cache, outbox and sync with a chat service.
+///
+/// Creating a manager opens (or creates) the cache and touches no network;
+/// ``resumeSync()`` starts background sync, the outbox and real-time events.
+///
+/// ```swift
+/// let manager = try await SyncManager(userId: "alice", service: myService,
+///                                     databasePath: cachePath)
+/// await manager.resumeSync()
+/// // … use collections and send messages …
+/// await manager.close()
+/// ```
+///
+/// After ``close()`` every throwing call throws ``SyncManagerError/Code/closed``;
+/// the others do nothing.
+public final class SyncManager: Sendable {
+    /// The user whose cache this is.
+    public let userId: String
+    /// The options the manager was created with.
+    public let options: SyncManagerOptions
+    let engine: SyncEngine
+
+    /// Opens the cache of `userId` and validates `options`. Touches no network.
+    ///
+    /// - Parameter databasePath: the cache file, created when missing; `nil` keeps
+    ///   the cache in memory.
+    /// - Throws: ``SyncManagerError`` with ``SyncManagerError/Code/invalidParameter``
+    ///   for an empty user id or an option out of range,
+    ///   ``SyncManagerError/Code/userMismatch`` for another user's cache,
+    ///   ``SyncManagerError/Code/corruptDatabase`` for a damaged file, and
+    ///   ``SyncManagerError/Code/databaseIO`` for a schema newer than this library.
+    public init(
+        userId: String, service: any ChatService, databasePath: String?, options: SyncManagerOptions = .init()
+    ) async throws {
+        guard !userId.isEmpty else { throw SyncManagerError(.invalidParameter, "userId must not be empty") }
+        try options.validate()
+        let store = try ChatStore.open(path: databasePath, userId: userId)
+        self.userId = userId
+        self.options = options
+        self.engine = SyncEngine(store: store, service: service, options: options, userId: userId)
+        options.logger.info("ChatSync opened the cache of \(userId) at \(databasePath ?? "memory")")
+    }
+
+    /// Starts or continues background sync, the outbox and real-time events.
+    public func resumeSync() async {
+        await engine.resume()
+    }
+
+    /// Stops network work; the cache stays readable.
+    public func pauseSync() async {
+        await engine.pause()
+    }
+
+    /// Drops cached messages, channels and chunks; keeps the outbox, so nothing unsent is lost.
+    public func clearCache() async throws {
+        try await engine.clearCache()
+    }
+
+    /// Stops everything and closes the database.
+    public func close() async {
+        await engine.close()
+    }
+
+    /// The connection to the service as it last reported it; `.offline` while paused or closed.
+    public var connectionState: ConnectionState {
+        get async { await engine.connectionState }
+    }
+}

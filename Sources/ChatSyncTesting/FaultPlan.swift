@@ -1,0 +1,31 @@
+/// Faults a ``SimulatedChatServer`` injects into requests, drawn from its seed.
+///
+/// Faults apply to requests only: they never report a user offline (use
+/// ``SimulatedChatServer/setOnline(_:for:)`` for that).
+///
+/// ```swift
+/// await server.setFaults(FaultPlan(failRequestRate: 0.2, loseResponseRate: 0.1))
+/// ```
+public struct FaultPlan: Sendable, Hashable {
+    /// The share of requests rejected with a transient error before they are applied.
+    public var failRequestRate: Double
+    /// The share of requests applied whose response is then lost (a transient error to the client).
+    public var loseResponseRate: Double
+    /// Sends with these request ids fail permanently.
+    public var permanentErrorReqIds: Set<String>
+    /// Sends with these texts fail permanently.
+    public var permanentErrorTexts: Set<String>
+    /// Real time added to every request.
+    public var latency: Duration
+
+    /// Creates a plan; with no arguments, no faults.
+    public init(failRequestRate: Double = 0, loseResponseRate: Double = 0,
+                permanentErrorReqIds: Set<String> = [], permanentErrorTexts: Set<String> = [],
+                latency: Duration = .zero) {
+        self.failRequestRate = failRequestRate
+        self.loseResponseRate = loseResponseRate
+        self.permanentErrorReqIds = permanentErrorReqIds
+        self.permanentErrorTexts = permanentErrorTexts
+        self.latency = latency
+    }
+}

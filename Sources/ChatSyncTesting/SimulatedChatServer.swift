@@ -1,0 +1,339 @@
+import ChatSync
+import Foundation
+
+/// A complete, deterministic, in-memory chat backend for tests: of ChatSync, and
+/// of apps built on it.
+///
+/// It keeps channels with members, assigns increasing message ids and creation
+/// times from its own clock, answers every ``ChatService`` request (fetch around a
+/// position, change logs, look-up and idempotent send by `reqId`, uploads, edits,
+/// channel pages and change logs) and pushes real-time events to each connected
+/// member. ``setOnline(_:for:)`` cuts one user off; a ``FaultPlan`` makes requests
+/// fail or lose their responses, drawn from the seed, so the same seed and the
+/// same calls give the same results.
+///
+/// ```swift
+/// let server = SimulatedChatServer(seed: 7)
+/// try await server.createChannel("general", members: ["alice", "bob"])
+/// try await server.post(.text("Hi Alice"), from: "bob", to: "general")
+/// let manager = try await SyncManager(userId: "alice", service: server.service(for: "alice"),
+///                                     databasePath: nil)
+/// ```
+///
+/// Errors follow ``ChatServiceError``: a non-member gets a permanent `forbidden`,
+/// an unknown channel a permanent `notFound`, an offline user a transient `network`.
+public actor SimulatedChatServer {
+    /// The first value of the server clock (2023-11-14T22:13:20Z), fixed so runs repeat.
+    public static let epoch: Int64 = 1_700_000_000_000
+    /// The longest text the server accepts; longer sends fail permanently with `tooLarge`.
+    public static let maxTextLength = 10_000
+
+    struct ChannelState {
+        var channel: Channel
+        /// Live messages, ascending by `(createdAt, messageId)`.
+        var messages: [Message] = []
+        /// `createdAt` of every live message by id, to find it by binary search.
+        var createdAtById: [Int64: Int64] = [:]
+        /// Every message sent with a request id, deleted ones included, for idempotent sends.
+        var sentByReqId: [String: Message] = [:]
+        /// Message updates and deletions: (change sequence, message id).
+        var changes: [(seq: Int64, messageId: Int64)] = []
+    }
+
+    var random: SeededGenerator
+    var clock: Int64 = epoch
+    var nextMessageId: Int64 = 1
+    var changeSeq: Int64 = 0
+    var channelStates: [String: ChannelState] = [:]
+    /// Channel changes: (change sequence, channel, the users it concerns).
+    var channelChanges: [(seq: Int64, channelURL: String, users: Set<String>)] = []
+    var offlineUsers: Set<String> = []
+    var subscribers: [String: [UInt64: AsyncStream<ServiceEvent>.Continuation]] = [:]
+    var nextSubscriberId: UInt64 = 0
+    var uploadCount = 0
+
+    /// The faults applied to requests.
+    public private(set) var faults = FaultPlan()
+    /// Requests made by every user, whatever their outcome (offline and faulted ones included).
+    public internal(set) var requestCount = 0
+
+    /// Creates an empty server whose faults are drawn from `seed`.
+    public init(seed: UInt64 = 0) {
+        random = SeededGenerator(seed: seed)
+    }
+
+    /// The ``ChatService`` that acts as `userId`.
+    public nonisolated func service(for userId: String) -> any ChatService {
+        SimulatedChatService(server: self, userId: userId)
+    }
+
+    /// Replaces the fault plan.
+    public func setFaults(_ plan: FaultPlan) {
+        faults = plan
+    }
+
+    // MARK: - Clock
+
+    /// The server clock, in milliseconds since 1970. It never goes backwards.
+    public var now: Int64 { clock }
+
+    /// Moves the server clock forward, as if time passed.
+    public func advanceClock(by milliseconds: Int64) {
+        clock += max(0, milliseconds)
+    }
+
+    /// The next creation time: one millisecond after the last.
+    func tick() -> Int64 {
+        clock += 1
+        return clock
+    }
+
+    // MARK: - Channels
+
+    /// Creates a channel with its members.
+    public func createChannel(_ channelURL: String, members: [String], name: String = "", customType: String = "") throws {
+        guard !channelURL.isEmpty else { throw ChatServiceError.permanent(.invalid, "channelURL is empty") }
+        guard channelStates[channelURL] == nil else {
+            throw ChatServiceError.permanent(.invalid, "channel \(channelURL) exists")
+        }
+        let channel = Channel(channelURL: channelURL, name: name, customType: customType, memberIds: members, createdAt: tick())
+        channelStates[channelURL] = ChannelState(channel: channel)
+        recordChannelChange(channelURL, users: Set(members))
+        broadcast(.channelChanged(channel), to: members)
+    }
+
+    /// Renames a channel.
+    @discardableResult
+    public func updateChannel(_ channelURL: String, name: String) throws -> Channel {
+        try mutateChannel(channelURL) { $0.name = name }
+    }
+
+    /// Freezes or unfreezes a channel; sends to a frozen channel fail permanently.
+    public func setFrozen(_ frozen: Bool, channelURL: String) throws {
+        try mutateChannel(channelURL) { $0.isFrozen = frozen }
+    }
+
+    /// Deletes a channel and its messages.
+    public func deleteChannel(_ channelURL: String) throws {
+        let state = try channelState(channelURL)
+        channelStates[channelURL] = nil
+        recordChannelChange(channelURL, users: Set(state.channel.memberIds))
+        broadcast(.channelRemoved(channelURL: channelURL), to: state.channel.memberIds)
+    }
+
+    /// Adds a member to a channel.
+    public func addMember(_ userId: String, to channelURL: String) throws {
+        try mutateChannel(channelURL) { channel in
+            if !channel.memberIds.contains(userId) { channel.memberIds.append(userId) }
+        }
+    }
+
+    /// Removes a member (as if they left); they get `.channelRemoved`, the others an update.
+    public func removeMember(_ userId: String, from channelURL: String) throws {
+        try mutateChannel(channelURL, alsoNotify: [userId]) { channel in
+            channel.memberIds.removeAll { $0 == userId }
+        }
+        broadcast(.channelRemoved(channelURL: channelURL), to: [userId])
+    }
+
+    /// The channel as the server holds it.
+    public func channel(_ channelURL: String) -> Channel? {
+        channelStates[channelURL]?.channel
+    }
+
+    @discardableResult
+    private func mutateChannel(_ channelURL: String, alsoNotify: [String] = [], _ change: (inout Channel) -> Void) throws -> Channel {
+        var state = try channelState(channelURL)
+        let before = Set(state.channel.memberIds)
+        change(&state.channel)
+        state.channel.updatedAt = tick()
+        channelStates[channelURL] = state
+        recordChannelChange(channelURL, users: before.union(state.channel.memberIds).union(alsoNotify))
+        broadcast(.channelChanged(state.channel), to: state.channel.memberIds)
+        return state.channel
+    }
+
+    func channelState(_ channelURL: String) throws -> ChannelState {
+        guard let state = channelStates[channelURL] else {
+            throw ChatServiceError.permanent(.notFound, "no channel \(channelURL)")
+        }
+        return state
+    }
+
+    func recordChannelChange(_ channelURL: String, users: Set<String>) {
+        changeSeq += 1
+        channelChanges.append((changeSeq, channelURL, users))
+    }
+
+    // MARK: - Messages (as other clients)
+
+    /// Stores a message as if another client of `userId` sent it, and delivers it in
+    /// real time to the connected members.
+    ///
+    /// - Parameter createdAt: the creation time; `nil` uses the server clock. A time
+    ///   in the past places the message in history; the clock never goes backwards.
+    @discardableResult
+    public func post(_ params: MessageParams, from userId: String, to channelURL: String, at createdAt: Int64? = nil) throws -> Message {
+        let state = try channelState(channelURL)
+        guard state.channel.memberIds.contains(userId) else {
+            throw ChatServiceError.permanent(.forbidden, "\(userId) is not a member of \(channelURL)")
+        }
+        var file: FileInfo?
+        if params.kind.hasAttachment {
+            uploadCount += 1
+            file = FileInfo(name: params.fileName ?? "file", mimeType: params.mimeType ?? "application/octet-stream",
+                            size: 0, url: fileURL(uploadCount, params.fileName ?? "file"))
+        }
+        let time: Int64
+        if let createdAt {
+            time = createdAt
+            clock = max(clock, createdAt)
+        } else {
+            time = tick()
+        }
+        return store(Message(
+            messageId: nextMessageId, channelURL: channelURL, senderId: userId, kind: params.kind, text: params.text,
+            customType: params.customType, data: params.data, file: file, parentMessageId: params.parentMessageId,
+            createdAt: time))
+    }
+
+    /// Edits any message, as an administrator would, and tells the members.
+    @discardableResult
+    public func update(messageId: Int64, channelURL: String, text: String) throws -> Message {
+        try applyUpdate(channelURL: channelURL, messageId: messageId, text: text, by: nil)
+    }
+
+    /// Deletes any message, as an administrator would, and tells the members.
+    public func delete(messageId: Int64, channelURL: String) throws {
+        try applyDelete(channelURL: channelURL, messageId: messageId, by: nil)
+    }
+
+    /// The live messages of a channel, ascending: the server's truth.
+    public func messages(in channelURL: String) -> [Message] {
+        channelStates[channelURL]?.messages ?? []
+    }
+
+    /// Stores a new message (its id is taken from `nextMessageId`) and announces it.
+    func store(_ draft: Message) -> Message {
+        var message = draft
+        message.messageId = nextMessageId
+        message.syncState = .synced
+        nextMessageId += 1
+        var state = channelStates[message.channelURL]!
+        let index = state.messages.partitionPoint { $0.sortKey <= message.sortKey }
+        state.messages.insert(message, at: index)
+        state.createdAtById[message.messageId] = message.createdAt
+        if !message.reqId.isEmpty { state.sentByReqId[message.reqId] = message }
+        if message.createdAt >= (state.channel.lastMessage?.createdAt ?? .min) { state.channel.lastMessage = message }
+        channelStates[message.channelURL] = state
+        recordChannelChange(message.channelURL, users: Set(state.channel.memberIds))
+        broadcast(.messageReceived(message), to: state.channel.memberIds)
+        return message
+    }
+
+    func applyUpdate(channelURL: String, messageId: Int64, text: String, by userId: String?) throws -> Message {
+        var state = try channelState(channelURL)
+        guard let index = state.index(of: messageId) else {
+            throw ChatServiceError.permanent(.notFound, "no message \(messageId) in \(channelURL)")
+        }
+        if let userId, state.messages[index].senderId != userId {
+            throw ChatServiceError.permanent(.forbidden, "\(userId) may only edit their own messages")
+        }
+        state.messages[index].text = text
+        state.messages[index].updatedAt = tick()
+        let message = state.messages[index]
+        changeSeq += 1
+        state.changes.append((changeSeq, messageId))
+        if state.channel.lastMessage?.messageId == messageId { state.channel.lastMessage = message }
+        channelStates[channelURL] = state
+        broadcast(.messageUpdated(message), to: state.channel.memberIds)
+        return message
+    }
+
+    func applyDelete(channelURL: String, messageId: Int64, by userId: String?) throws {
+        var state = try channelState(channelURL)
+        guard let index = state.index(of: messageId) else {
+            throw ChatServiceError.permanent(.notFound, "no message \(messageId) in \(channelURL)")
+        }
+        if let userId, state.messages[index].senderId != userId {
+            throw ChatServiceError.permanent(.forbidden, "\(userId) may only delete their own messages")
+        }
+        state.messages.remove(at: index)
+        state.createdAtById[messageId] = nil
+        changeSeq += 1
+        state.changes.append((changeSeq, messageId))
+        if state.channel.lastMessage?.messageId == messageId {
+            state.channel.lastMessage = state.messages.last
+            recordChannelChange(channelURL, users: Set(state.channel.memberIds))
+        }
+        channelStates[channelURL] = state
+        broadcast(.messageDeleted(channelURL: channelURL, messageId: messageId), to: state.channel.memberIds)
+    }
+
+    func fileURL(_ number: Int, _ name: String) -> String {
+        "https://files.simulated.invalid/\(number)/\(name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? "file")"
+    }
+
+    // MARK: - Connection
+
+    /// Drops (`false`) or restores (`true`) a user's connection. While offline their
+    /// requests fail with a transient `network` error, they receive no real-time
+    /// events, and their event streams report the change.
+    public func setOnline(_ online: Bool, for userId: String) {
+        let wasOnline = !offlineUsers.contains(userId)
+        guard online != wasOnline else { return }
+        if online { offlineUsers.remove(userId) } else { offlineUsers.insert(userId) }
+        for continuation in (subscribers[userId] ?? [:]).values {
+            continuation.yield(.connectionChanged(online ? .online : .offline))
+        }
+    }
+
+    /// Whether a user is connected.
+    public func isOnline(_ userId: String) -> Bool { !offlineUsers.contains(userId) }
+
+    func subscribe(_ userId: String) -> AsyncStream<ServiceEvent> {
+        let (stream, continuation) = AsyncStream<ServiceEvent>.makeStream()
+        let id = nextSubscriberId
+        nextSubscriberId += 1
+        subscribers[userId, default: [:]][id] = continuation
+        continuation.yield(.connectionChanged(isOnline(userId) ? .online : .offline))
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.unsubscribe(userId, id) }
+        }
+        return stream
+    }
+
+    private func unsubscribe(_ userId: String, _ id: UInt64) {
+        subscribers[userId]?[id] = nil
+    }
+
+    func broadcast(_ event: ServiceEvent, to users: [String]) {
+        for user in Set(users) where !offlineUsers.contains(user) {
+            for continuation in (subscribers[user] ?? [:]).values { continuation.yield(event) }
+        }
+    }
+}
+
+extension SimulatedChatServer.ChannelState {
+    /// The position of a live message, found by binary search on its key.
+    func index(of messageId: Int64) -> Int? {
+        guard let createdAt = createdAtById[messageId] else { return nil }
+        let key = MessageKey(createdAt: createdAt, messageId: messageId)
+        let index = messages.partitionPoint { $0.sortKey < key }
+        return index < messages.count && messages[index].messageId == messageId ? index : nil
+    }
+}
+
+extension Array {
+    /// The first index whose element fails `belongsBefore`, for an array in which
+    /// every element that satisfies it comes first.
+    func partitionPoint(_ belongsBefore: (Element) -> Bool) -> Int {
+        var low = 0
+        var high = count
+        while low < high {
+            let mid = (low + high) / 2
+            if belongsBefore(self[mid]) { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+}

@@ -1,0 +1,75 @@
+import ChatSync
+
+/// One user's connection to a ``SimulatedChatServer``: the ``ChatService`` a
+/// ``SyncManager`` under test talks to. Get one with ``SimulatedChatServer/service(for:)``.
+public struct SimulatedChatService: ChatService {
+    /// The server behind the connection.
+    public let server: SimulatedChatServer
+    /// The user the connection acts for.
+    public let userId: String
+
+    /// Adds the plan's real-time latency before a request reaches the server.
+    private func delay() async throws {
+        let latency = await server.faults.latency
+        if latency > .zero { try await Task.sleep(for: latency) }
+    }
+
+    /// Fetches messages around a position.
+    public func fetchMessages(_ query: MessageQuery) async throws -> MessagePage {
+        try await delay()
+        return try await server.handleFetchMessages(query, as: userId)
+    }
+
+    /// Updates and deletions since a token.
+    public func messageChangeLogs(channelURL: String, token: String?, limit: Int) async throws -> MessageChangeLogs {
+        try await delay()
+        return try await server.handleMessageChangeLogs(channelURL: channelURL, token: token, limit: limit, as: userId)
+    }
+
+    /// Stored messages by request id.
+    public func lookUpMessages(channelURL: String, reqIds: [String]) async throws -> [Message] {
+        try await delay()
+        return try await server.handleLookUp(channelURL: channelURL, reqIds: reqIds, as: userId)
+    }
+
+    /// Sends a message, idempotently by `(channelURL, reqId)`.
+    public func sendMessage(_ request: SendMessageRequest) async throws -> Message {
+        try await delay()
+        return try await server.handleSend(request, as: userId)
+    }
+
+    /// Uploads a file, reporting progress in steps of 10 %.
+    public func uploadFile(_ request: UploadRequest, progress: @escaping @Sendable (Double) -> Void) async throws -> FileInfo {
+        try await delay()
+        return try await server.handleUpload(request, progress: progress, as: userId)
+    }
+
+    /// Edits one of the user's own messages.
+    public func updateMessage(channelURL: String, messageId: Int64, text: String) async throws -> Message {
+        try await delay()
+        return try await server.handleUpdate(channelURL: channelURL, messageId: messageId, text: text, as: userId)
+    }
+
+    /// Deletes one of the user's own messages.
+    public func deleteMessage(channelURL: String, messageId: Int64) async throws {
+        try await delay()
+        try await server.handleDelete(channelURL: channelURL, messageId: messageId, as: userId)
+    }
+
+    /// A page of the user's channels.
+    public func fetchChannels(_ query: ChannelPageQuery) async throws -> ChannelPage {
+        try await delay()
+        return try await server.handleFetchChannels(query, as: userId)
+    }
+
+    /// Channel changes since a token.
+    public func channelChangeLogs(token: String?, limit: Int) async throws -> ChannelChangeLogs {
+        try await delay()
+        return try await server.handleChannelChangeLogs(token: token, limit: limit, as: userId)
+    }
+
+    /// Real-time events, starting with the current connection state.
+    public func events() async -> AsyncStream<ServiceEvent> {
+        await server.subscribe(userId)
+    }
+}
