@@ -19,9 +19,11 @@ public struct FaultPlan: Sendable, Hashable {
     public var latency: Duration
 
     /// Creates a plan; with no arguments, no faults.
-    public init(failRequestRate: Double = 0, loseResponseRate: Double = 0,
-                permanentErrorReqIds: Set<String> = [], permanentErrorTexts: Set<String> = [],
-                latency: Duration = .zero) {
+    public init(
+        failRequestRate: Double = 0, loseResponseRate: Double = 0,
+        permanentErrorReqIds: Set<String> = [], permanentErrorTexts: Set<String> = [],
+        latency: Duration = .zero
+    ) {
         self.failRequestRate = failRequestRate
         self.loseResponseRate = loseResponseRate
         self.permanentErrorReqIds = permanentErrorReqIds

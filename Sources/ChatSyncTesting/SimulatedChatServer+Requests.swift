@@ -122,10 +122,11 @@ extension SimulatedChatServer {
         }
         var file = request.file
         file?.localPath = nil
-        let message = store(Message(
-            reqId: request.reqId, channelURL: request.channelURL, senderId: userId, kind: request.kind,
-            text: request.text, customType: request.customType, data: request.data, file: file,
-            parentMessageId: request.parentMessageId, createdAt: tick()))
+        let message = store(
+            Message(
+                reqId: request.reqId, channelURL: request.channelURL, senderId: userId, kind: request.kind,
+                text: request.text, customType: request.customType, data: request.data, file: file,
+                parentMessageId: request.parentMessageId, createdAt: tick()))
         return try respond(message)
     }
 
@@ -134,8 +135,9 @@ extension SimulatedChatServer {
         _ = try memberState(request.channelURL, userId)
         for step in 1...10 { progress(Double(step) / 10) }
         uploadCount += 1
-        let info = FileInfo(name: request.name, mimeType: request.mimeType, size: request.size,
-                            url: fileURL(uploadCount, request.name))
+        let info = FileInfo(
+            name: request.name, mimeType: request.mimeType, size: request.size,
+            url: fileURL(uploadCount, request.name))
         return try respond(info)
     }
 
@@ -220,7 +222,8 @@ struct ChannelCursor: Codable {
 
     init?(_ encoded: String) {
         guard let data = Data(base64Encoded: encoded),
-              let cursor = try? JSONDecoder().decode(ChannelCursor.self, from: data) else { return nil }
+            let cursor = try? JSONDecoder().decode(ChannelCursor.self, from: data)
+        else { return nil }
         self = cursor
     }
 

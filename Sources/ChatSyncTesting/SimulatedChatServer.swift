@@ -181,8 +181,9 @@ public actor SimulatedChatServer {
         var file: FileInfo?
         if params.kind.hasAttachment {
             uploadCount += 1
-            file = FileInfo(name: params.fileName ?? "file", mimeType: params.mimeType ?? "application/octet-stream",
-                            size: 0, url: fileURL(uploadCount, params.fileName ?? "file"))
+            file = FileInfo(
+                name: params.fileName ?? "file", mimeType: params.mimeType ?? "application/octet-stream",
+                size: 0, url: fileURL(uploadCount, params.fileName ?? "file"))
         }
         let time: Int64
         if let createdAt {
@@ -191,10 +192,11 @@ public actor SimulatedChatServer {
         } else {
             time = tick()
         }
-        return store(Message(
-            messageId: nextMessageId, channelURL: channelURL, senderId: userId, kind: params.kind, text: params.text,
-            customType: params.customType, data: params.data, file: file, parentMessageId: params.parentMessageId,
-            createdAt: time))
+        return store(
+            Message(
+                messageId: nextMessageId, channelURL: channelURL, senderId: userId, kind: params.kind, text: params.text,
+                customType: params.customType, data: params.data, file: file, parentMessageId: params.parentMessageId,
+                createdAt: time))
     }
 
     /// Edits any message, as an administrator would, and tells the members.

@@ -26,8 +26,10 @@ public struct MessageParams: Sendable, Hashable {
     /// An app-defined payload; `""` when none.
     public var data: String
 
-    init(kind: MessageKind, text: String, customType: String = "", data: String = "",
-         localPath: String? = nil, fileName: String? = nil, mimeType: String? = nil) {
+    init(
+        kind: MessageKind, text: String, customType: String = "", data: String = "",
+        localPath: String? = nil, fileName: String? = nil, mimeType: String? = nil
+    ) {
         self.kind = kind
         self.text = text
         self.customType = customType

@@ -57,22 +57,28 @@ public struct SyncManagerOptions: Sendable {
         func check(_ holds: Bool, _ what: String) throws {
             if !holds { throw SyncManagerError(.invalidParameter, "SyncManagerOptions.\(what)") }
         }
-        try check(messageCollectionCapacity >= 200,
-                  "messageCollectionCapacity must be at least 200 (got \(messageCollectionCapacity))")
-        try check((1...50).contains(automaticMessageResendRetryCount),
-                  "automaticMessageResendRetryCount must be in 1...50 (got \(automaticMessageResendRetryCount))")
-        try check((1...1000).contains(maxFailedMessageCountPerChannel),
-                  "maxFailedMessageCountPerChannel must be in 1...1000 (got \(maxFailedMessageCountPerChannel))")
-        try check((1...365).contains(failedMessageRetentionDays),
-                  "failedMessageRetentionDays must be in 1...365 (got \(failedMessageRetentionDays))")
+        try check(
+            messageCollectionCapacity >= 200,
+            "messageCollectionCapacity must be at least 200 (got \(messageCollectionCapacity))")
+        try check(
+            (1...50).contains(automaticMessageResendRetryCount),
+            "automaticMessageResendRetryCount must be in 1...50 (got \(automaticMessageResendRetryCount))")
+        try check(
+            (1...1000).contains(maxFailedMessageCountPerChannel),
+            "maxFailedMessageCountPerChannel must be in 1...1000 (got \(maxFailedMessageCountPerChannel))")
+        try check(
+            (1...365).contains(failedMessageRetentionDays),
+            "failedMessageRetentionDays must be in 1...365 (got \(failedMessageRetentionDays))")
         try check((0...20).contains(sendRetryLimit), "sendRetryLimit must be in 0...20 (got \(sendRetryLimit))")
-        try check(sendRetryInterval >= .zero && sendRetryInterval <= .seconds(600),
-                  "sendRetryInterval must be between 0 and 10 minutes (got \(sendRetryInterval))")
+        try check(
+            sendRetryInterval >= .zero && sendRetryInterval <= .seconds(600),
+            "sendRetryInterval must be between 0 and 10 minutes (got \(sendRetryInterval))")
         try check((1...1000).contains(syncBatchSize), "syncBatchSize must be in 1...1000 (got \(syncBatchSize))")
         try check(hugeGapThreshold >= 1, "hugeGapThreshold must be at least 1 (got \(hugeGapThreshold))")
         if let messageStoreCapacity {
-            try check(messageStoreCapacity >= messageCollectionCapacity,
-                      "messageStoreCapacity must be nil or at least messageCollectionCapacity (got \(messageStoreCapacity))")
+            try check(
+                messageStoreCapacity >= messageCollectionCapacity,
+                "messageStoreCapacity must be nil or at least messageCollectionCapacity (got \(messageStoreCapacity))")
         }
     }
 }

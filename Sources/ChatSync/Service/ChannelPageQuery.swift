@@ -18,8 +18,10 @@ public struct ChannelPageQuery: Sendable, Hashable, Codable {
     public var cursor: String?
 
     /// Creates a query.
-    public init(order: ChannelOrder = .latestLastMessage, includeEmpty: Bool = true,
-                customTypes: Set<String>? = nil, limit: Int = 20, cursor: String? = nil) {
+    public init(
+        order: ChannelOrder = .latestLastMessage, includeEmpty: Bool = true,
+        customTypes: Set<String>? = nil, limit: Int = 20, cursor: String? = nil
+    ) {
         self.order = order
         self.includeEmpty = includeEmpty
         self.customTypes = customTypes

@@ -28,8 +28,10 @@ public struct MessageQuery: Sendable, Hashable, Codable {
     public var filter: MessageFilter?
 
     /// Creates a query.
-    public init(channelURL: String, timestamp: Int64, anchorMessageId: Int64? = nil,
-                prevLimit: Int, nextLimit: Int, inclusive: Bool = true, filter: MessageFilter? = nil) {
+    public init(
+        channelURL: String, timestamp: Int64, anchorMessageId: Int64? = nil,
+        prevLimit: Int, nextLimit: Int, inclusive: Bool = true, filter: MessageFilter? = nil
+    ) {
         self.channelURL = channelURL
         self.timestamp = timestamp
         self.anchorMessageId = anchorMessageId

@@ -24,8 +24,10 @@ public struct SendMessageRequest: Sendable, Hashable, Codable {
     public var parentMessageId: Int64?
 
     /// Creates a request.
-    public init(reqId: String, channelURL: String, kind: MessageKind, text: String = "",
-                customType: String = "", data: String = "", file: FileInfo? = nil, parentMessageId: Int64? = nil) {
+    public init(
+        reqId: String, channelURL: String, kind: MessageKind, text: String = "",
+        customType: String = "", data: String = "", file: FileInfo? = nil, parentMessageId: Int64? = nil
+    ) {
         self.reqId = reqId
         self.channelURL = channelURL
         self.kind = kind

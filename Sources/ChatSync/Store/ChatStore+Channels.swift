@@ -11,11 +11,12 @@ extension ChatStore {
     }
 
     static func upsertChannels(_ channels: [Channel], in db: Database) throws {
-        let statement = try db.cachedStatement(sql: """
-            INSERT OR REPLACE INTO channel (channel_url, name, custom_type, data, member_ids, created_at, updated_at,
-                                            last_message, last_activity_at, is_frozen)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT OR REPLACE INTO channel (channel_url, name, custom_type, data, member_ids, created_at, updated_at,
+                                                last_message, last_activity_at, is_frozen)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
         let encoder = JSONEncoder()
         for channel in channels {
             let members = String(decoding: try encoder.encode(channel.memberIds), as: UTF8.self)
@@ -46,8 +47,10 @@ extension ChatStore {
     }
 
     /// Cached channels in `order`, filtered like a channel list query.
-    func channels(order: ChannelOrder, includeEmpty: Bool = true, customTypes: Set<String>? = nil,
-                  limit: Int? = nil, offset: Int = 0) throws -> [Channel] {
+    func channels(
+        order: ChannelOrder, includeEmpty: Bool = true, customTypes: Set<String>? = nil,
+        limit: Int? = nil, offset: Int = 0
+    ) throws -> [Channel] {
         try read { db in
             var clauses: [String] = []
             var arguments: StatementArguments = []

@@ -12,9 +12,10 @@ extension ChatStore {
         let statement = try db.cachedStatement(
             sql: "SELECT start_at, start_id, end_at, end_id FROM chunk WHERE channel_url = ? ORDER BY start_at, start_id")
         return try Row.fetchAll(statement, arguments: [channelURL]).map { row in
-            Chunk(channelURL: channelURL,
-                  start: MessageKey(createdAt: row[0], messageId: row[1]),
-                  end: MessageKey(createdAt: row[2], messageId: row[3]))
+            Chunk(
+                channelURL: channelURL,
+                start: MessageKey(createdAt: row[0], messageId: row[1]),
+                end: MessageKey(createdAt: row[2], messageId: row[3]))
         }
     }
 
@@ -39,8 +40,10 @@ extension ChatStore {
         let insert = try db.cachedStatement(
             sql: "INSERT INTO chunk (channel_url, start_at, start_id, end_at, end_id) VALUES (?, ?, ?, ?, ?)")
         for range in merged {
-            try insert.execute(arguments: [range.channelURL, range.start.createdAt, range.start.messageId,
-                                           range.end.createdAt, range.end.messageId])
+            try insert.execute(arguments: [
+                range.channelURL, range.start.createdAt, range.start.messageId,
+                range.end.createdAt, range.end.messageId,
+            ])
         }
         return merged.first { $0.contains(chunk.start) } ?? chunk
     }

@@ -73,8 +73,9 @@ extension ChatStore {
         bound: MessageKey? = nil, limit: Int, filter: MessageFilter = .init()
     ) throws -> [Message] {
         try read { db in
-            try Self.page(channelURL: channelURL, direction: direction, from: anchor, inclusive: inclusive,
-                          bound: bound, limit: limit, filter: filter, in: db)
+            try Self.page(
+                channelURL: channelURL, direction: direction, from: anchor, inclusive: inclusive,
+                bound: bound, limit: limit, filter: filter, in: db)
         }
     }
 
@@ -106,10 +107,13 @@ extension ChatStore {
     }
 
     /// How many cached messages of a channel match `filter` strictly between two keys.
-    func countMessages(channelURL: String, after lower: MessageKey, before upper: MessageKey,
-                       filter: MessageFilter = .init()) throws -> Int {
+    func countMessages(
+        channelURL: String, after lower: MessageKey, before upper: MessageKey,
+        filter: MessageFilter = .init()
+    ) throws -> Int {
         try read { db in
-            var sql = "SELECT COUNT(*) FROM message WHERE channel_url = ? AND (created_at, message_id) > (?, ?) AND (created_at, message_id) < (?, ?)"
+            var sql =
+                "SELECT COUNT(*) FROM message WHERE channel_url = ? AND (created_at, message_id) > (?, ?) AND (created_at, message_id) < (?, ?)"
             var arguments: StatementArguments = [channelURL, lower.createdAt, lower.messageId, upper.createdAt, upper.messageId]
             Self.appendFilter(filter, to: &sql, arguments: &arguments)
             return try Int.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) ?? 0

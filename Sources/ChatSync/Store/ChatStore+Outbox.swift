@@ -15,15 +15,17 @@ extension ChatStore {
     }
 
     static func insertOutbox(_ entry: OutboxEntry, in db: Database) throws -> OutboxEntry {
-        let exists = try Bool.fetchOne(
-            db.cachedStatement(sql: "SELECT 1 FROM outbox WHERE req_id = ?"), arguments: [entry.reqId]) ?? false
+        let exists =
+            try Bool.fetchOne(
+                db.cachedStatement(sql: "SELECT 1 FROM outbox WHERE req_id = ?"), arguments: [entry.reqId]) ?? false
         if exists {
             throw SyncManagerError(.invalidParameter, "a message with reqId '\(entry.reqId)' is already in the outbox")
         }
-        let statement = try db.cachedStatement(sql: """
-            INSERT INTO outbox (lane, \(outboxColumns.replacingOccurrences(of: "seq, ", with: "")))
-            VALUES (?, \(Array(repeating: "?", count: outboxFixedCount - 1 + MessageColumns.count).joined(separator: ", ")))
-            """)
+        let statement = try db.cachedStatement(
+            sql: """
+                INSERT INTO outbox (lane, \(outboxColumns.replacingOccurrences(of: "seq, ", with: "")))
+                VALUES (?, \(Array(repeating: "?", count: outboxFixedCount - 1 + MessageColumns.count).joined(separator: ", ")))
+                """)
         statement.setUncheckedArguments(StatementArguments([entry.lane.rawValue] + mutableValues(of: entry)))
         try statement.execute()
         var stored = entry
@@ -38,8 +40,11 @@ extension ChatStore {
     }
 
     static func updateOutbox(_ entry: OutboxEntry, in db: Database) throws -> Bool {
-        let assignments = (["origin", "state", "local_path", "upload_progress", "failure_code", "failure_message",
-                            "failure_retryable", "attempts", "resend_attempts", "next_attempt_at", "failed_at"]
+        let assignments =
+            ([
+                "origin", "state", "local_path", "upload_progress", "failure_code", "failure_message",
+                "failure_retryable", "attempts", "resend_attempts", "next_attempt_at", "failed_at",
+            ]
             + MessageColumns.names).map { "\($0) = ?" }.joined(separator: ", ")
         let statement = try db.cachedStatement(sql: "UPDATE outbox SET lane = ?, \(assignments) WHERE req_id = ?")
         statement.setUncheckedArguments(

@@ -87,8 +87,12 @@ final class ChatStore: Sendable {
         }
     }
 
-    /// Closes the database; later calls throw.
+    /// Folds the write-ahead log into the file and closes the database; later calls throw.
+    ///
+    /// The checkpoint leaves one self-contained file behind, which is what a user
+    /// copying or backing up the cache expects, and lets the next open check its size.
     func close() {
+        try? writer.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
         try? writer.close()
     }
 
@@ -108,7 +112,8 @@ final class ChatStore: Sendable {
         if let error = error as? DatabaseError {
             switch error.resultCode {
             case .SQLITE_CORRUPT, .SQLITE_NOTADB:
-                return SyncManagerError(.corruptDatabase, "the cache file is damaged or not a database (\(doing)): \(error.message ?? "\(error)")")
+                return SyncManagerError(
+                    .corruptDatabase, "the cache file is damaged or not a database (\(doing)): \(error.message ?? "\(error)")")
             case .SQLITE_MISUSE where (error.message ?? "").contains("closed"):
                 return SyncManagerError(.closed, "the cache is closed")
             default:

@@ -21,8 +21,10 @@ struct OutboxEntry: Sendable, Hashable {
     /// When it failed (ms since 1970), for retention.
     var failedAt: Int64?
 
-    init(message: Message, seq: Int64 = 0, origin: Origin = .outbox, attempts: Int = 0, resendAttempts: Int = 0,
-         nextAttemptAt: Int64? = nil, failedAt: Int64? = nil) {
+    init(
+        message: Message, seq: Int64 = 0, origin: Origin = .outbox, attempts: Int = 0, resendAttempts: Int = 0,
+        nextAttemptAt: Int64? = nil, failedAt: Int64? = nil
+    ) {
         self.message = message
         self.seq = seq
         self.origin = origin

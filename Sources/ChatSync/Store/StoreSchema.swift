@@ -13,68 +13,69 @@ enum StoreSchema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
-            try db.execute(sql: """
-                CREATE TABLE metadata (
-                    id INTEGER PRIMARY KEY CHECK (id = 1),
-                    user_id TEXT NOT NULL,
-                    schema_version INTEGER NOT NULL
-                );
-                CREATE TABLE message (
-                    channel_url TEXT NOT NULL,
-                    created_at INTEGER NOT NULL,
-                    message_id INTEGER NOT NULL,
-                    \(MessageColumns.payloadDefinitions),
-                    PRIMARY KEY (channel_url, created_at, message_id)
-                ) WITHOUT ROWID;
-                CREATE UNIQUE INDEX message_by_id ON message(channel_url, message_id);
-                CREATE INDEX message_by_req_id ON message(req_id) WHERE req_id != '';
-                CREATE TABLE chunk (
-                    id INTEGER PRIMARY KEY,
-                    channel_url TEXT NOT NULL,
-                    start_at INTEGER NOT NULL,
-                    start_id INTEGER NOT NULL,
-                    end_at INTEGER NOT NULL,
-                    end_id INTEGER NOT NULL
-                );
-                CREATE INDEX chunk_by_channel ON chunk(channel_url, start_at, start_id);
-                CREATE TABLE outbox (
-                    seq INTEGER PRIMARY KEY,
-                    req_id TEXT NOT NULL UNIQUE,
-                    channel_url TEXT NOT NULL,
-                    lane TEXT NOT NULL,
-                    state TEXT NOT NULL,
-                    message_id INTEGER NOT NULL,
-                    created_at INTEGER NOT NULL,
-                    \(MessageColumns.payloadDefinitions),
-                    local_path TEXT,
-                    upload_progress REAL,
-                    failure_code INTEGER,
-                    failure_message TEXT,
-                    failure_retryable INTEGER,
-                    attempts INTEGER NOT NULL DEFAULT 0,
-                    resend_attempts INTEGER NOT NULL DEFAULT 0,
-                    next_attempt_at INTEGER,
-                    failed_at INTEGER,
-                    origin TEXT NOT NULL
-                );
-                CREATE INDEX outbox_by_lane ON outbox(channel_url, lane, seq);
-                CREATE TABLE channel (
-                    channel_url TEXT PRIMARY KEY NOT NULL,
-                    name TEXT NOT NULL,
-                    custom_type TEXT NOT NULL,
-                    data TEXT NOT NULL,
-                    member_ids TEXT NOT NULL,
-                    created_at INTEGER NOT NULL,
-                    updated_at INTEGER NOT NULL,
-                    last_message TEXT,
-                    last_activity_at INTEGER NOT NULL,
-                    is_frozen INTEGER NOT NULL
-                );
-                CREATE TABLE sync_token (
-                    scope TEXT PRIMARY KEY NOT NULL,
-                    token TEXT NOT NULL
-                );
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE metadata (
+                        id INTEGER PRIMARY KEY CHECK (id = 1),
+                        user_id TEXT NOT NULL,
+                        schema_version INTEGER NOT NULL
+                    );
+                    CREATE TABLE message (
+                        channel_url TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        message_id INTEGER NOT NULL,
+                        \(MessageColumns.payloadDefinitions),
+                        PRIMARY KEY (channel_url, created_at, message_id)
+                    ) WITHOUT ROWID;
+                    CREATE UNIQUE INDEX message_by_id ON message(channel_url, message_id);
+                    CREATE INDEX message_by_req_id ON message(req_id) WHERE req_id != '';
+                    CREATE TABLE chunk (
+                        id INTEGER PRIMARY KEY,
+                        channel_url TEXT NOT NULL,
+                        start_at INTEGER NOT NULL,
+                        start_id INTEGER NOT NULL,
+                        end_at INTEGER NOT NULL,
+                        end_id INTEGER NOT NULL
+                    );
+                    CREATE INDEX chunk_by_channel ON chunk(channel_url, start_at, start_id);
+                    CREATE TABLE outbox (
+                        seq INTEGER PRIMARY KEY,
+                        channel_url TEXT NOT NULL,
+                        lane TEXT NOT NULL,
+                        state TEXT NOT NULL,
+                        message_id INTEGER NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        \(MessageColumns.payloadDefinitions),
+                        local_path TEXT,
+                        upload_progress REAL,
+                        failure_code INTEGER,
+                        failure_message TEXT,
+                        failure_retryable INTEGER,
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        resend_attempts INTEGER NOT NULL DEFAULT 0,
+                        next_attempt_at INTEGER,
+                        failed_at INTEGER,
+                        origin TEXT NOT NULL
+                    );
+                    CREATE UNIQUE INDEX outbox_by_req_id ON outbox(req_id);
+                    CREATE INDEX outbox_by_lane ON outbox(channel_url, lane, seq);
+                    CREATE TABLE channel (
+                        channel_url TEXT PRIMARY KEY NOT NULL,
+                        name TEXT NOT NULL,
+                        custom_type TEXT NOT NULL,
+                        data TEXT NOT NULL,
+                        member_ids TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        updated_at INTEGER NOT NULL,
+                        last_message TEXT,
+                        last_activity_at INTEGER NOT NULL,
+                        is_frozen INTEGER NOT NULL
+                    );
+                    CREATE TABLE sync_token (
+                        scope TEXT PRIMARY KEY NOT NULL,
+                        token TEXT NOT NULL
+                    );
+                    """)
         }
         return migrator
     }

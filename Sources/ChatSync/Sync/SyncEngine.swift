@@ -6,7 +6,7 @@ import Logging
 /// applied here: first the store transaction, then the events it causes. Network
 /// calls run outside and come back with their results.
 actor SyncEngine {
-    let store: ChatStore
+    nonisolated let store: ChatStore
     let service: any ChatService
     let options: SyncManagerOptions
     let userId: String

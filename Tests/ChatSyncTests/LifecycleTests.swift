@@ -1,0 +1,71 @@
+import ChatSyncTesting
+import Testing
+
+@testable import ChatSync
+
+/// Lets background tasks run until `condition` holds, without any clock: a bounded
+/// number of scheduler turns, so a test that waits for an event can never hang.
+func eventually(_ condition: () async -> Bool) async -> Bool {
+    for _ in 0..<10_000 {
+        if await condition() { return true }
+        await Task.yield()
+    }
+    return await condition()
+}
+
+@Suite("Lifecycle")
+struct LifecycleTests {
+    @Test func everyThrowingCallThrowsClosedAfterClose() async throws {
+        let manager = try await SyncManager(userId: "alice", service: NeverService(), databasePath: nil)
+        try await manager.clearCache()
+        await manager.close()
+        #expect(await errorCode { try await manager.clearCache() } == .closed)
+        await manager.resumeSync()  // does nothing, does not crash
+        await manager.pauseSync()
+        await manager.close()  // twice is fine
+        #expect(await manager.connectionState == .offline)
+    }
+
+    @Test func anEmptyUserIdIsRefused() async {
+        #expect(await errorCode { _ = try await SyncManager(userId: "", service: NeverService(), databasePath: nil) } == .invalidParameter)
+    }
+
+    @Test func theInMemoryCacheWorksWithoutAFile() async throws {
+        let manager = try await SyncManager(userId: "alice", service: NeverService(), databasePath: nil)
+        #expect(manager.userId == "alice")
+        try manager.engine.store.upsertMessages([makeMessage(1, at: 1)])
+        #expect(try manager.engine.store.message(channelURL: "c", messageId: 1) != nil)
+        await manager.close()
+    }
+
+    @Test func userMismatchOnReopenWithAnotherUser() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        let first = try await SyncManager(userId: "alice", service: NeverService(), databasePath: dir.path("db"))
+        await first.close()
+        #expect(
+            await errorCode { _ = try await SyncManager(userId: "bob", service: NeverService(), databasePath: dir.path("db")) }
+                == .userMismatch)
+    }
+
+    @Test func connectionStateFollowsTheService() async throws {
+        let server = SimulatedChatServer()
+        try await server.createChannel("general", members: ["alice"])
+        let manager = try await SyncManager(userId: "alice", service: server.service(for: "alice"), databasePath: nil)
+        #expect(await manager.connectionState == .offline, "init touches no network")
+        #expect(await server.requestCount == 0)
+        await manager.resumeSync()
+        #expect(await eventually { await manager.connectionState == .online })
+        await server.setOnline(false, for: "alice")
+        #expect(await eventually { await manager.connectionState == .offline })
+        await server.setOnline(true, for: "alice")
+        #expect(await eventually { await manager.connectionState == .online })
+        await manager.pauseSync()
+        #expect(await manager.connectionState == .offline)
+        await server.setOnline(false, for: "alice")
+        await server.setOnline(true, for: "alice")
+        for _ in 0..<100 { await Task.yield() }
+        #expect(await manager.connectionState == .offline, "events after pause are not applied")
+        await manager.close()
+    }
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs every test of every package, the way CI does. Usage: bash scripts/test-all.sh
+# Fails on a failing test, a compiler warning in our own code, or a lint finding.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# GRDB links the system SQLite; Debian calls its headers libsqlite3-dev.
+if ! dpkg -s libsqlite3-dev >/dev/null 2>&1; then
+    echo "== installing libsqlite3-dev"
+    apt-get update -qq && apt-get install -y -qq libsqlite3-dev
+fi
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+# Builds and tests one package; any warning from our own sources fails the run.
+check_package() {
+    local dir=$1; shift
+    echo "== $dir: swift build --build-tests"
+    swift build --package-path "$dir" --build-tests "$@" 2>&1 | tee "$log"
+    if grep -E '^/[^ ]*\.swift:[0-9]+:[0-9]+: warning:' "$log" | grep -v '/\.build' | grep -q .; then
+        echo "FAIL: compiler warnings in $dir (listed above)"
+        exit 1
+    fi
+    echo "== $dir: swift test"
+    swift test --package-path "$dir" "$@"
+}
+
+echo "== swift format lint --strict"
+swift format lint --strict -r Sources Tests Package.swift
+
+check_package .
