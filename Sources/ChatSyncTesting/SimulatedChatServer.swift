@@ -50,7 +50,12 @@ public actor SimulatedChatServer {
     var offlineUsers: Set<String> = []
     var subscribers: [String: [UInt64: AsyncStream<ServiceEvent>.Continuation]] = [:]
     var nextSubscriberId: UInt64 = 0
+    /// Events enqueued per subscription, and each user's newest subscription.
+    var enqueuedCounts: [UInt64: Int] = [:]
+    var newestSubscription: [String: UInt64] = [:]
     var uploadCount = 0
+    var isHoldingRequests = false
+    var heldRequests: [CheckedContinuation<Void, Never>] = []
 
     /// The faults applied to requests.
     public private(set) var faults = FaultPlan()
@@ -70,6 +75,30 @@ public actor SimulatedChatServer {
     /// Replaces the fault plan.
     public func setFaults(_ plan: FaultPlan) {
         faults = plan
+    }
+
+    // MARK: - Holding requests
+
+    /// Makes every request wait before it reaches the server until
+    /// ``releaseRequests()``: a deterministic way to catch a client with a request in flight.
+    public func holdRequests() {
+        isHoldingRequests = true
+    }
+
+    /// Lets held requests (and later ones) through.
+    public func releaseRequests() {
+        isHoldingRequests = false
+        let waiting = heldRequests
+        heldRequests.removeAll()
+        for request in waiting { request.resume() }
+    }
+
+    /// How many requests are waiting on ``holdRequests()``.
+    public var heldRequestCount: Int { heldRequests.count }
+
+    func waitWhileHeld() async {
+        guard isHoldingRequests else { return }
+        await withCheckedContinuation { heldRequests.append($0) }
     }
 
     // MARK: - Clock
@@ -285,8 +314,8 @@ public actor SimulatedChatServer {
         let wasOnline = !offlineUsers.contains(userId)
         guard online != wasOnline else { return }
         if online { offlineUsers.remove(userId) } else { offlineUsers.insert(userId) }
-        for continuation in (subscribers[userId] ?? [:]).values {
-            continuation.yield(.connectionChanged(online ? .online : .offline))
+        for (id, continuation) in subscribers[userId] ?? [:] {
+            deliver(.connectionChanged(online ? .online : .offline), to: continuation, subscription: id)
         }
     }
 
@@ -298,7 +327,8 @@ public actor SimulatedChatServer {
         let id = nextSubscriberId
         nextSubscriberId += 1
         subscribers[userId, default: [:]][id] = continuation
-        continuation.yield(.connectionChanged(isOnline(userId) ? .online : .offline))
+        newestSubscription[userId] = id
+        deliver(.connectionChanged(isOnline(userId) ? .online : .offline), to: continuation, subscription: id)
         continuation.onTermination = { [weak self] _ in
             Task { await self?.unsubscribe(userId, id) }
         }
@@ -307,12 +337,24 @@ public actor SimulatedChatServer {
 
     private func unsubscribe(_ userId: String, _ id: UInt64) {
         subscribers[userId]?[id] = nil
+        enqueuedCounts[id] = nil
     }
 
     func broadcast(_ event: ServiceEvent, to users: [String]) {
-        for user in Set(users) where !offlineUsers.contains(user) {
-            for continuation in (subscribers[user] ?? [:]).values { continuation.yield(event) }
+        for user in Set(users).sorted() where !offlineUsers.contains(user) {
+            for (id, continuation) in subscribers[user] ?? [:] { deliver(event, to: continuation, subscription: id) }
         }
+    }
+
+    private func deliver(_ event: ServiceEvent, to continuation: AsyncStream<ServiceEvent>.Continuation, subscription: UInt64) {
+        if case .enqueued = continuation.yield(event) { enqueuedCounts[subscription, default: 0] += 1 }
+    }
+
+    /// How many events the user's newest event subscription has been given, its first
+    /// connection event included. A test compares it with what its client has handled
+    /// to know that every real-time event has been applied.
+    public func deliveredEventCount(for userId: String) -> Int {
+        newestSubscription[userId].flatMap { enqueuedCounts[$0] } ?? 0
     }
 }
 
@@ -323,19 +365,5 @@ extension SimulatedChatServer.ChannelState {
         let key = MessageKey(createdAt: createdAt, messageId: messageId)
         let index = messages.partitionPoint { $0.sortKey < key }
         return index < messages.count && messages[index].messageId == messageId ? index : nil
-    }
-}
-
-extension Array {
-    /// The first index whose element fails `belongsBefore`, for an array in which
-    /// every element that satisfies it comes first.
-    func partitionPoint(_ belongsBefore: (Element) -> Bool) -> Int {
-        var low = 0
-        var high = count
-        while low < high {
-            let mid = (low + high) / 2
-            if belongsBefore(self[mid]) { low = mid + 1 } else { high = mid }
-        }
-        return low
     }
 }

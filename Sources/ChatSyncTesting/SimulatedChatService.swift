@@ -8,8 +8,9 @@ public struct SimulatedChatService: ChatService {
     /// The user the connection acts for.
     public let userId: String
 
-    /// Adds the plan's real-time latency before a request reaches the server.
+    /// Adds the plan's real-time latency, and any hold, before a request reaches the server.
     private func delay() async throws {
+        await server.waitWhileHeld()
         let latency = await server.faults.latency
         if latency > .zero { try await Task.sleep(for: latency) }
     }

@@ -4,7 +4,9 @@ import Logging
 ///
 /// Every change (a network result, a real-time event, a call from the app) is
 /// applied here: first the store transaction, then the events it causes. Network
-/// calls run outside and come back with their results.
+/// calls run outside the actor's critical sections (across `await`s), so after each
+/// one the engine checks that what it is about to change still exists and that the
+/// connection it relied on was not broken meanwhile.
 actor SyncEngine {
     nonisolated let store: ChatStore
     let service: any ChatService
@@ -16,6 +18,21 @@ actor SyncEngine {
     private(set) var isRunning = false
     private(set) var connectionState: ConnectionState = .offline
     private var eventsTask: Task<Void, Never>?
+
+    /// Bumped whenever the connection is lost or sync paused: a result obtained in an
+    /// older epoch may be stored, but never taken as proof that the cache is live.
+    private(set) var epoch = 0
+    /// Real-time events handled from the current subscription (tests wait on it).
+    private(set) var handledEventCount = 0
+
+    var views: [Int: MessageView] = [:]
+    var nextViewId = 0
+    var channels: [String: ChannelSyncState] = [:]
+    /// Each channel's chunks, read once from the store and kept in step with it:
+    /// the engine is the only writer.
+    var chunkCache: [String: [Chunk]] = [:]
+    private var backgroundTasks: [Int: Task<Void, Never>] = [:]
+    private var nextTaskId = 0
 
     init(store: ChatStore, service: any ChatService, options: SyncManagerOptions, userId: String) {
         self.store = store
@@ -29,12 +46,16 @@ actor SyncEngine {
         if isClosed { throw SyncManagerError(.closed, "the SyncManager is closed") }
     }
 
+    /// Whether network work may start now.
+    var isOnline: Bool { isRunning && !isClosed && connectionState == .online }
+
     // MARK: - Lifecycle
 
     func resume() async {
         guard !isClosed, !isRunning else { return }
         isRunning = true
         connectionState = .connecting
+        handledEventCount = 0
         let stream = await service.events()
         // The loop holds the engine weakly so that a forgotten manager can go away.
         eventsTask = Task { [weak self] in
@@ -50,31 +71,85 @@ actor SyncEngine {
         isRunning = false
         eventsTask?.cancel()
         eventsTask = nil
-        connectionState = .offline
+        connectionLost(to: .offline)
     }
 
     func close() {
         guard !isClosed else { return }
         pause()
         isClosed = true
+        for task in backgroundTasks.values { task.cancel() }
+        backgroundTasks.removeAll()
+        for view in views.values { view.finish() }
+        views.removeAll()
         store.close()
     }
 
     func clearCache() throws {
         try checkOpen()
         try store.clearCache()
+        chunkCache.removeAll()
+        channels.removeAll()
+        for view in views.values { view.clearSucceeded() }
+    }
+
+    // MARK: - Background work
+
+    /// Runs `work` as a tracked task, so that close can cancel it and tests can wait for it.
+    func runInBackground(_ work: @escaping @Sendable (SyncEngine) async -> Void) {
+        let id = nextTaskId
+        nextTaskId += 1
+        backgroundTasks[id] = Task { [weak self] in
+            guard let self else { return }
+            await work(self)
+            await self.finishBackgroundTask(id)
+        }
+    }
+
+    var backgroundTaskCount: Int { backgroundTasks.count }
+
+    private func finishBackgroundTask(_ id: Int) {
+        backgroundTasks[id] = nil
+    }
+
+    /// No background work is running and every real-time event the service has
+    /// delivered to the current subscription (`delivered`) has been handled.
+    func isIdle(deliveredEvents delivered: Int) -> Bool {
+        backgroundTasks.isEmpty && (!isRunning || handledEventCount >= delivered)
     }
 
     // MARK: - Service events
 
     private func handle(_ event: ServiceEvent) {
-        guard isRunning else { return }  // a late event after pause is dropped, not applied
+        handledEventCount += 1
+        guard isRunning, !isClosed else { return }  // a late event after pause is dropped, not applied
         switch event {
         case .connectionChanged(let state):
-            if state != connectionState { logger.debug("connection \(connectionState) -> \(state)") }
-            connectionState = state
-        default:
-            break
+            guard state != connectionState else { return }
+            logger.debug("connection \(connectionState) -> \(state)")
+            if state == .online {
+                connectionState = .online
+                runInBackground { await $0.reconnect() }
+            } else {
+                connectionLost(to: state)
+            }
+        case .messageReceived(let message):
+            applyReceived(message)
+        case .messageUpdated(let message):
+            applyUpdated([message])
+        case .messageDeleted(let channelURL, let messageId):
+            applyDeleted(channelURL: channelURL, messageIds: [messageId])
+        case .channelChanged(let channel):
+            applyChannelChanged(channel)
+        case .channelRemoved(let channelURL):
+            applyChannelRemoved(channelURL)
         }
+    }
+
+    /// The real-time stream is broken: nothing is live any more.
+    private func connectionLost(to state: ConnectionState) {
+        connectionState = state
+        epoch += 1
+        for url in channels.keys { channels[url]?.liveEdge = nil }
     }
 }

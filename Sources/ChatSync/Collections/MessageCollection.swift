@@ -1,0 +1,133 @@
+/// A paginated, live view of one channel's messages, served from the local cache.
+///
+/// A collection starts at a viewpoint (``SyncManager/messageCollection(channelURL:filter:viewpoint:limit:)``;
+/// `.max` means "the newest messages") and grows with
+/// ``fetchSucceededMessages(_:)`` in either direction. Messages come as
+/// ``MessageCollectionEvent``s on ``events`` (or to a handler), in three lists:
+/// succeeded (synced), pending and failed.
+///
+/// ```swift
+/// let collection = try await manager.messageCollection(channelURL: "general")
+/// Task {
+///     for await event in collection.events { render(event) }
+/// }
+/// var hasMore = try await collection.fetchSucceededMessages(.previous)   // newest page
+/// // when the user scrolls to the top:
+/// hasMore = try await collection.fetchSucceededMessages(.previous)
+/// // when the screen closes:
+/// await collection.remove()
+/// ```
+///
+/// Guarantees: replaying the events gives exactly the three snapshots; a message is
+/// never in two lists or twice in one; the succeeded list is sorted by
+/// `(createdAt, messageId)` and never skips a matching message of the channel
+/// between its oldest and newest.
+public final class MessageCollection: Sendable {
+    /// The channel this collection shows.
+    public let channelURL: String
+    /// The messages it keeps.
+    public let filter: MessageFilter
+    /// How many messages one fetch delivers at most.
+    public let limit: Int
+    /// The collection's events, created with it; buffered without limit, for one consumer.
+    public let events: AsyncStream<MessageCollectionEvent>
+
+    let id: Int
+    let engine: SyncEngine
+
+    init(
+        id: Int, channelURL: String, filter: MessageFilter, limit: Int, events: AsyncStream<MessageCollectionEvent>,
+        engine: SyncEngine
+    ) {
+        self.id = id
+        self.channelURL = channelURL
+        self.filter = filter
+        self.limit = limit
+        self.events = events
+        self.engine = engine
+    }
+
+    deinit {
+        // A collection dropped without `remove()` still releases its view.
+        let (engine, id) = (engine, id)
+        Task { await engine.removeView(id) }
+    }
+
+    /// The viewpoint fetches started from (see ``resetViewpointTimestamp(_:)``).
+    public var viewpoint: Int64 {
+        get async { await engine.viewpoint(id) ?? .max }
+    }
+
+    /// Sets (or with `nil` clears) a handler that receives the same events as ``events``, in the same order.
+    public func setHandler(_ handler: (any MessageCollectionHandler)?) async {
+        await engine.setHandler(handler, for: id)
+    }
+
+    // MARK: - Fetching
+
+    /// Delivers up to ``limit`` messages older (`.previous`) or newer (`.next`) than
+    /// the view holds, as `.succeeded(.insert, …)` events, possibly in several
+    /// batches. Served from the cache where it is known complete; the rest is synced
+    /// from the service first. Offline it delivers what the cache holds and does not wait.
+    ///
+    /// - Returns: `hasMore`: `false` once that direction is known to be exhausted.
+    /// - Throws: ``SyncManagerError/Code/duplicatedFetch`` while a fetch in the same
+    ///   direction runs; ``SyncManagerError/Code/closed`` after ``remove()`` or
+    ///   `close()`; ``ChatServiceError`` when the service refuses for good (for
+    ///   example, the user is no longer a member).
+    @discardableResult
+    public func fetchSucceededMessages(_ direction: Direction) async throws -> Bool {
+        try await engine.fetchSucceeded(id, direction)
+    }
+
+    /// Fetches `.next` until the view holds the newest message.
+    public func fetchAllNextMessages() async throws {
+        try await engine.fetchAllNext(id)
+    }
+
+    /// Adds the channel's pending messages that were in the outbox before the collection existed.
+    public func fetchPendingMessages() async throws {
+        try await engine.fetchPending(id)
+    }
+
+    /// Adds the channel's failed messages that were in the outbox before the collection existed.
+    public func fetchFailedMessages() async throws {
+        try await engine.fetchFailed(id)
+    }
+
+    /// Empties the succeeded list with one `.succeeded(.clear, [])` and moves the
+    /// viewpoint; following fetches start from `timestamp` (`.max`: the newest).
+    public func resetViewpointTimestamp(_ timestamp: Int64) async throws {
+        try await engine.resetViewpoint(id, to: timestamp)
+    }
+
+    // MARK: - Snapshots
+
+    /// The succeeded messages in the view, ascending by `(createdAt, messageId)`.
+    public var succeededMessages: [Message] {
+        get async { await engine.succeededMessages(id) }
+    }
+
+    /// The pending messages, ascending by creation.
+    public var pendingMessages: [Message] {
+        get async { await engine.pendingMessages(id) }
+    }
+
+    /// The failed messages, ascending by creation.
+    public var failedMessages: [Message] {
+        get async { await engine.failedMessages(id) }
+    }
+
+    /// How many succeeded messages the view holds.
+    public var messageCount: Int {
+        get async { await engine.succeededMessages(id).count }
+    }
+
+    // MARK: - Disposal
+
+    /// Stops the collection's events and background work and releases its view.
+    /// Later calls throw ``SyncManagerError/Code/closed``.
+    public func remove() async {
+        await engine.removeView(id)
+    }
+}

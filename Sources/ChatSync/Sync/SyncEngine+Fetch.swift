@@ -1,0 +1,211 @@
+// MARK: - Fetching succeeded messages
+
+extension SyncEngine {
+    /// Delivers up to `limit` messages in `direction`: from the cache inside chunks,
+    /// and where the cache falls short, from the service in batches that are stored
+    /// first and then read back. Answers `hasMore`.
+    func fetchSucceeded(_ id: Int, _ direction: Direction) async throws -> Bool {
+        let view = try view(id)
+        guard !view.fetching.contains(direction) else {
+            throw SyncManagerError(.duplicatedFetch, "a \(direction) fetch is already running for this collection")
+        }
+        view.fetching.insert(direction)
+        defer { view.fetching.remove(direction) }
+        let generation = view.generation
+        var delivered = 0
+        while true {
+            // Anything may have happened during the last await: stop delivering to a
+            // removed or reset view.
+            guard !isClosed, views[id] === view, view.generation == generation else { return true }
+            let need = view.limit - delivered
+            let (anchor, inclusive) = view.anchor(for: direction)
+            let cover = try coverage(for: view, anchor: anchor, direction: direction)
+            if let chunk = cover {
+                let rows = try store.page(
+                    channelURL: view.channelURL, direction: direction == .previous ? .older : .newer, from: anchor,
+                    inclusive: inclusive, bound: direction == .previous ? chunk.start : chunk.end,
+                    limit: max(need, 1), filter: view.filter)
+                if need <= 0 {
+                    // The page is full; peeking one row past it tells whether more is known.
+                    return !rows.isEmpty || !isEnd(of: chunk, direction, view)
+                }
+                if !rows.isEmpty {
+                    view.insert(rows, growing: direction)
+                    // Move the anchor even if the view already held these rows, so the loop always progresses.
+                    if direction == .previous {
+                        view.lowerBound = min(view.lowerBound ?? rows[0].sortKey, rows[0].sortKey)
+                    } else {
+                        view.upperBound = max(view.upperBound ?? rows[rows.count - 1].sortKey, rows[rows.count - 1].sortKey)
+                    }
+                    delivered += rows.count
+                    continue
+                }
+                if isEnd(of: chunk, direction, view) {
+                    markExhausted(view, direction, chunk: chunk)
+                    return false
+                }
+            }
+            guard isOnline else { return true }  // offline: the cache is all there is, and the end is unknown
+            guard try await syncStep(for: view, direction: direction, cover: cover, anchor: anchor) else { return true }
+        }
+    }
+
+    /// Fetches `.next` until the view reaches the newest message.
+    func fetchAllNext(_ id: Int) async throws {
+        while try await fetchSucceeded(id, .next) {
+            guard views[id] != nil, isOnline else { return }
+        }
+    }
+
+    // MARK: Coverage
+
+    func chunks(of channelURL: String) throws -> [Chunk] {
+        if let cached = chunkCache[channelURL] { return cached }
+        let loaded = try store.chunks(channelURL: channelURL)
+        chunkCache[channelURL] = loaded
+        return loaded
+    }
+
+    /// Stores a batch and its complete range in one transaction; answers the merged range.
+    @discardableResult
+    func storeBatch(_ messages: [Message], completing range: Chunk) throws -> Chunk {
+        let existing = try chunks(of: range.channelURL)
+        let merged = try store.applySyncBatch(messages, completing: range) ?? range
+        chunkCache[range.channelURL] = Chunk.merging(range, into: existing)
+        return merged
+    }
+
+    /// The chunk a fetch may read from at `anchor`, or `nil` when the service must be asked.
+    private func coverage(for view: MessageView, anchor: MessageKey, direction: Direction) throws -> Chunk? {
+        let all = try chunks(of: view.channelURL)
+        if let chunk = all.first(where: { $0.contains(anchor) }) { return chunk }
+        if let live = channels[view.channelURL]?.liveEdge, anchor >= live,
+            let chunk = all.first(where: { $0.end == live })
+        {
+            // Past the live edge nothing exists yet: the live chunk is the whole story.
+            if view.viewpoint == .max, view.upperBound == nil {
+                view.reachedNewest = true
+                view.upperBound = live
+            }
+            return chunk
+        }
+        if !isOnline, direction == .previous, view.succeeded.isEmpty {
+            // Offline with an empty view: show the newest cached page before the viewpoint.
+            return all.last { $0.start <= anchor }
+        }
+        return nil
+    }
+
+    /// Whether a chunk's edge in `direction` is the channel's end.
+    private func isEnd(of chunk: Chunk, _ direction: Direction, _ view: MessageView) -> Bool {
+        switch direction {
+        case .previous: return chunk.start == .min
+        case .next:
+            guard let live = channels[view.channelURL]?.liveEdge else { return false }
+            return chunk.end == live
+        }
+    }
+
+    private func markExhausted(_ view: MessageView, _ direction: Direction, chunk: Chunk) {
+        switch direction {
+        case .previous:
+            view.reachedOldest = true
+            view.lowerBound = .min
+            if view.upperBound == nil { view.upperBound = min(view.viewpointKey, chunk.end) }
+        case .next:
+            view.reachedNewest = true
+            view.upperBound = max(view.upperBound ?? chunk.end, chunk.end)
+            if view.lowerBound == nil { view.lowerBound = view.viewpointKey }
+        }
+    }
+
+    // MARK: Background sync
+
+    /// One request to the service for the range a fetch needs, stored in one
+    /// transaction. Answers `false` when the service could not be reached.
+    private func syncStep(for view: MessageView, direction: Direction, cover: Chunk?, anchor: MessageKey) async throws -> Bool {
+        let channelURL = view.channelURL
+        guard try await prepareChannel(channelURL) else { return false }
+        let batch = options.syncBatchSize
+        let query: MessageQuery
+        if let cover {
+            // Continue past the chunk's edge; the edge is cached already, and the new
+            // range starts at it, so the two touch and merge.
+            let edge = direction == .previous ? cover.start : cover.end
+            query = MessageQuery(
+                channelURL: channelURL, timestamp: edge.createdAt, anchorMessageId: edge.messageId,
+                prevLimit: direction == .previous ? batch : 0, nextLimit: direction == .next ? batch : 0, inclusive: false)
+        } else {
+            // No chunk holds the anchor: ask one message past it the other way, so the
+            // stored range contains the anchor.
+            query = MessageQuery(
+                channelURL: channelURL, timestamp: anchor.createdAt, anchorMessageId: anchor.messageId,
+                prevLimit: direction == .previous ? batch : 1, nextLimit: direction == .next ? batch : 1)
+        }
+        let epochAtRequest = epoch
+        guard let page = try await request({ try await $0.fetchMessages(query) }) else { return false }
+        guard !isClosed else { return false }
+        try applyPage(page, for: query, mayGoLive: epoch == epochAtRequest && isOnline)
+        return true
+    }
+
+    /// Calls the service. A transient failure answers `nil` (and is logged); a
+    /// permanent one is thrown as ``ChatServiceError``.
+    func request<T: Sendable>(_ call: @Sendable (any ChatService) async throws -> T) async throws -> T? {
+        do {
+            return try await call(service)
+        } catch {
+            let classified = ChatServiceError.classify(error)
+            guard classified.isTransient else { throw classified }
+            logger.debug("request failed, will retry later: \(classified)")
+            return nil
+        }
+    }
+
+    /// Stores a page the service answered for `query`, with the range it proves
+    /// complete, in one transaction; refreshes the views that hold its messages; and,
+    /// when the page reaches the channel's newest message over an unbroken
+    /// connection, makes the channel live.
+    func applyPage(_ page: MessagePage, for query: MessageQuery, mayGoLive: Bool) throws {
+        let channelURL = query.channelURL
+        let anchor = MessageKey(createdAt: query.timestamp, messageId: query.anchorMessageId ?? .max)
+        let messages = Self.sanitized(page.messages, channelURL: channelURL)
+        let start: MessageKey
+        if query.prevLimit > 0 {
+            start = page.hasPrev ? (messages.first { $0.sortKey <= anchor }?.sortKey ?? anchor) : .min
+        } else {
+            start = anchor
+        }
+        var end = anchor
+        var reachesNewest = false
+        if query.nextLimit > 0 {
+            if page.hasNext, let last = messages.last, last.sortKey > anchor {
+                end = last.sortKey
+            } else {
+                end = max(messages.last?.sortKey ?? start, start)
+                reachesNewest = !page.hasNext
+            }
+        }
+        guard start <= end else {
+            logger.warning("ignoring a page whose range is reversed (\(start) > \(end)) in \(channelURL)")
+            try store.upsertMessages(messages)
+            return
+        }
+        try storeBatch(messages, completing: Chunk(channelURL: channelURL, start: start, end: end))
+        refreshViews(channelURL, with: messages, admitting: false)
+        if reachesNewest, mayGoLive { try goLive(channelURL, at: end) }
+    }
+
+    /// The messages of `channelURL` only, ascending by key, each id once (the newest version).
+    static func sanitized(_ messages: [Message], channelURL: String) -> [Message] {
+        var byId: [Int64: Message] = [:]
+        for var message in messages where message.channelURL == channelURL && message.messageId > 0 {
+            message.syncState = .synced
+            message.uploadProgress = nil
+            message.failure = nil
+            if let existing = byId[message.messageId], existing.updatedAt > message.updatedAt { continue }
+            byId[message.messageId] = message
+        }
+        return byId.values.sorted { $0.sortKey < $1.sortKey }
+    }
+}

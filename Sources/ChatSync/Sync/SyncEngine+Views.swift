@@ -1,0 +1,78 @@
+// MARK: - Collections' views
+
+extension SyncEngine {
+    /// Registers a view and answers its id and event stream.
+    func makeView(
+        channelURL: String, filter: MessageFilter, viewpoint: Int64, limit: Int
+    ) throws -> (id: Int, events: AsyncStream<MessageCollectionEvent>) {
+        try checkOpen()
+        guard !channelURL.isEmpty else { throw SyncManagerError(.invalidParameter, "channelURL must not be empty") }
+        guard (1...options.messageCollectionCapacity).contains(limit) else {
+            throw SyncManagerError(
+                .invalidParameter, "limit must be in 1...\(options.messageCollectionCapacity) (got \(limit))")
+        }
+        let (stream, continuation) = AsyncStream<MessageCollectionEvent>.makeStream(bufferingPolicy: .unbounded)
+        let id = nextViewId
+        nextViewId += 1
+        views[id] = MessageView(
+            id: id, channelURL: channelURL, filter: filter, viewpoint: viewpoint, limit: limit,
+            capacity: options.messageCollectionCapacity, continuation: continuation)
+        return (id, stream)
+    }
+
+    func attach(_ collection: MessageCollection, to id: Int) {
+        views[id]?.collection = collection
+    }
+
+    /// The view with `id`, or ``SyncManagerError/Code/closed`` if it was removed.
+    func view(_ id: Int) throws -> MessageView {
+        try checkOpen()
+        guard let view = views[id] else { throw SyncManagerError(.closed, "the collection was removed") }
+        return view
+    }
+
+    func removeView(_ id: Int) {
+        views.removeValue(forKey: id)?.finish()
+    }
+
+    func setHandler(_ handler: (any MessageCollectionHandler)?, for id: Int) {
+        views[id]?.setHandler(handler)
+    }
+
+    func views(of channelURL: String) -> [MessageView] {
+        views.values.filter { $0.channelURL == channelURL }.sorted { $0.id < $1.id }
+    }
+
+    // MARK: Snapshots
+
+    func succeededMessages(_ id: Int) -> [Message] { views[id]?.succeeded ?? [] }
+    func pendingMessages(_ id: Int) -> [Message] { views[id]?.pending ?? [] }
+    func failedMessages(_ id: Int) -> [Message] { views[id]?.failed ?? [] }
+    func viewpoint(_ id: Int) -> Int64? { views[id]?.viewpoint }
+
+    // MARK: Viewpoint
+
+    func resetViewpoint(_ id: Int, to timestamp: Int64) throws {
+        try view(id).clearSucceeded(viewpoint: timestamp)
+    }
+
+    // MARK: Pending and failed lists
+
+    /// Adds the outbox's pending messages of the channel that match the filter.
+    func fetchPending(_ id: Int) throws {
+        let view = try view(id)
+        let entries = try store.outboxEntries(channelURL: view.channelURL, states: [.created, .uploading, .syncing])
+        for entry in entries where view.filter.matches(entry.message) && view.pendingIndex(entry.reqId) == nil {
+            view.upsertPending(entry.message)
+        }
+    }
+
+    /// Adds the outbox's failed messages of the channel that match the filter.
+    func fetchFailed(_ id: Int) throws {
+        let view = try view(id)
+        let entries = try store.outboxEntries(channelURL: view.channelURL, states: [.failed])
+        for entry in entries where view.filter.matches(entry.message) && view.failedIndex(entry.reqId) == nil {
+            view.upsertFailed(entry.message, reason: .none)
+        }
+    }
+}

@@ -1,0 +1,23 @@
+extension SyncManager {
+    /// Opens a live view of a channel's messages.
+    ///
+    /// ```swift
+    /// let photos = try await manager.messageCollection(
+    ///     channelURL: "general", filter: MessageFilter(kinds: [.image]), viewpoint: .max, limit: 30)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - viewpoint: where the view starts, in milliseconds since 1970; `.max` for the newest messages.
+    ///   - limit: messages per fetch, in `1...messageCollectionCapacity`.
+    /// - Throws: ``SyncManagerError/Code/invalidParameter`` for an empty channel URL or a
+    ///   limit out of range; ``SyncManagerError/Code/closed`` after `close()`.
+    public func messageCollection(
+        channelURL: String, filter: MessageFilter = .init(), viewpoint: Int64 = .max, limit: Int = 50
+    ) async throws -> MessageCollection {
+        let (id, events) = try await engine.makeView(channelURL: channelURL, filter: filter, viewpoint: viewpoint, limit: limit)
+        let collection = MessageCollection(
+            id: id, channelURL: channelURL, filter: filter, limit: limit, events: events, engine: engine)
+        await engine.attach(collection, to: id)
+        return collection
+    }
+}

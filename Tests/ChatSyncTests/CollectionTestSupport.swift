@@ -1,0 +1,150 @@
+import ChatSyncTesting
+import Clocks
+import Synchronization
+import Testing
+
+@testable import ChatSync
+
+/// A simulator with a channel "general" (alice, bob, carol) and a manager for alice.
+struct Harness {
+    let server: SimulatedChatServer
+    var manager: SyncManager
+    let path: String?
+    var options: SyncManagerOptions
+    static let channel = "general"
+
+    /// - Parameter history: messages bob posts before alice's manager opens, 1 ms apart.
+    static func make(
+        history: Int = 0, seed: UInt64 = 0, databasePath: String? = nil,
+        configure: (inout SyncManagerOptions) -> Void = { _ in }
+    ) async throws -> Harness {
+        let server = SimulatedChatServer(seed: seed)
+        try await server.createChannel(channel, members: ["alice", "bob", "carol"], name: "General")
+        for index in 0..<history { try await server.post(.text("h\(index)"), from: "bob", to: channel) }
+        var options = SyncManagerOptions()
+        options.clock = ImmediateClock()
+        configure(&options)
+        let manager = try await SyncManager(
+            userId: "alice", service: server.service(for: "alice"), databasePath: databasePath, options: options)
+        return Harness(server: server, manager: manager, path: databasePath, options: options)
+    }
+
+    /// Closes the manager and opens a new one on the same database, as an app relaunch does.
+    mutating func relaunch() async throws {
+        await manager.close()
+        manager = try await SyncManager(
+            userId: "alice", service: server.service(for: "alice"), databasePath: path, options: options)
+    }
+
+    func online() async {
+        await manager.resumeSync()
+        await settle()
+    }
+
+    /// Waits, by scheduler turns and never by time, until alice's manager has handled every
+    /// event the server delivered and no background work runs.
+    func settle(sourceLocation: SourceLocation = #_sourceLocation) async {
+        for _ in 0..<20_000 {
+            let delivered = await server.deliveredEventCount(for: "alice")
+            if await manager.engine.isIdle(deliveredEvents: delivered) { return }
+            await Task.yield()
+        }
+        let delivered = await server.deliveredEventCount(for: "alice")
+        let handled = await manager.engine.handledEventCount
+        let tasks = await manager.engine.backgroundTaskCount
+        Issue.record(
+            "the manager did not settle: \(handled) of \(delivered) events handled, \(tasks) tasks", sourceLocation: sourceLocation)
+    }
+
+    func serverMessages(_ filter: MessageFilter = .init()) async -> [Message] {
+        await server.messages(in: Self.channel).filter(filter.matches)
+    }
+}
+
+/// Records every event a collection delivers to its handler, and replays them.
+final class EventRecorder: MessageCollectionHandler {
+    private let storage = Mutex<[MessageCollectionEvent]>([])
+
+    var events: [MessageCollectionEvent] { storage.withLock { $0 } }
+    func reset() { storage.withLock { $0.removeAll() } }
+
+    private func record(_ event: MessageCollectionEvent) { storage.withLock { $0.append(event) } }
+
+    func collection(_ c: MessageCollection, didReceive action: MessageEventAction, succeededMessages: [Message]) {
+        record(.succeeded(action, succeededMessages))
+    }
+    func collection(_ c: MessageCollection, didReceive action: MessageEventAction, pendingMessages: [Message]) {
+        record(.pending(action, pendingMessages))
+    }
+    func collection(
+        _ c: MessageCollection, didReceive action: MessageEventAction, failedMessages: [Message],
+        reason: FailedMessageEventActionReason
+    ) {
+        record(.failed(action, failedMessages, reason))
+    }
+    func collection(_ c: MessageCollection, didReceiveNewMessage message: Message) { record(.newMessage(message)) }
+    func collection(_ c: MessageCollection, didUpdateChannel channel: Channel) { record(.channelUpdated(channel)) }
+    func collection(_ c: MessageCollection, didRemoveChannel channelURL: String) { record(.channelRemoved(channelURL)) }
+    func collectionDidDetectHugeGap(_ c: MessageCollection) { record(.hugeGapDetected) }
+
+    var newMessages: [Message] { events.compactMap { if case .newMessage(let m) = $0 { m } else { nil } } }
+    var gapCount: Int { events.filter { $0 == .hugeGapDetected }.count }
+    var succeededEvents: [(MessageEventAction, [Message])] {
+        events.compactMap { if case .succeeded(let a, let m) = $0 { (a, m) } else { nil } }
+    }
+
+    /// The three lists the events build, by the replay rules of API.md §3.3.
+    func replay() -> (succeeded: [Message], pending: [Message], failed: [Message]) {
+        var succeeded: [Message] = []
+        var pending: [Message] = []
+        var failed: [Message] = []
+        func apply(_ action: MessageEventAction, _ messages: [Message], to list: inout [Message], id: (Message) -> String) {
+            switch action {
+            case .insert: list += messages
+            case .update:
+                for message in messages {
+                    if let index = list.firstIndex(where: { id($0) == id(message) }) { list[index] = message }
+                }
+            case .remove: list.removeAll { existing in messages.contains { id($0) == id(existing) } }
+            case .clear: list.removeAll()
+            }
+        }
+        for event in events {
+            switch event {
+            case .succeeded(let action, let messages): apply(action, messages, to: &succeeded) { String($0.messageId) }
+            case .pending(let action, let messages): apply(action, messages, to: &pending) { $0.reqId }
+            case .failed(let action, let messages, _): apply(action, messages, to: &failed) { $0.reqId }
+            default: break
+            }
+        }
+        succeeded.sort { $0.sortKey < $1.sortKey }
+        return (succeeded, pending, failed)
+    }
+}
+
+/// Checks the event guarantees of API.md §3.3 on a collection; answers its succeeded list.
+@discardableResult
+func checkInvariants(
+    _ collection: MessageCollection, _ recorder: EventRecorder,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async -> [Message] {
+    let succeeded = await collection.succeededMessages
+    let pending = await collection.pendingMessages
+    let failed = await collection.failedMessages
+    let replayed = recorder.replay()
+    #expect(replayed.succeeded == succeeded, "replaying succeeded events gives the snapshot", sourceLocation: sourceLocation)
+    #expect(replayed.pending.map(\.reqId).sorted() == pending.map(\.reqId).sorted(), sourceLocation: sourceLocation)
+    #expect(replayed.failed.map(\.reqId).sorted() == failed.map(\.reqId).sorted(), sourceLocation: sourceLocation)
+    #expect(succeeded == succeeded.sorted { $0.sortKey < $1.sortKey }, "sorted", sourceLocation: sourceLocation)
+    #expect(Set(succeeded.map(\.messageId)).count == succeeded.count, "no duplicates", sourceLocation: sourceLocation)
+    let identities = succeeded.map { $0.reqId.isEmpty ? "id:\($0.messageId)" : $0.reqId } + pending.map(\.reqId) + failed.map(\.reqId)
+    #expect(Set(identities).count == identities.count, "never in two lists", sourceLocation: sourceLocation)
+    #expect(succeeded.count <= 1000)
+    return succeeded
+}
+
+/// The server's messages matching `filter` from `first` to `last` (inclusive), in order.
+func serverRange(_ all: [Message], _ filter: MessageFilter, from first: Message?, to last: Message?) -> [Message] {
+    guard let first, let last else { return [] }
+    return all.filter { filter.matches($0) && $0.sortKey >= first.sortKey && $0.sortKey <= last.sortKey }
+}
