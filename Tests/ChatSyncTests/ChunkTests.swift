@@ -64,8 +64,33 @@ struct ChunkTests {
     @Test func aSyncBatchStoresMessagesAndItsRangeTogether() throws {
         let store = try ChatStore.open(path: nil, userId: "alice")
         let batch = [makeMessage(1, at: 1), makeMessage(2, at: 2)]
-        let range = try store.applySyncBatch(batch, completing: chunk(1, 2))
-        #expect(range == chunk(1, 2))
+        let result = try store.applySyncBatch(batch, completing: chunk(1, 2))
+        #expect(result.chunk == chunk(1, 2) && result.removed.isEmpty)
         #expect(try store.page(channelURL: "c", direction: .newer, from: .min, inclusive: true, limit: 10) == batch)
+    }
+
+    @Test func aSyncBatchRemovesCachedRowsTheServerNoLongerHasInsideItsSpan() throws {
+        let store = try ChatStore.open(path: nil, userId: "alice")
+        try store.upsertMessages([makeMessage(1, at: 1), makeMessage(2, at: 2), makeMessage(3, at: 3), makeMessage(9, at: 9)])
+        let span = KeyRange(
+            lower: MessageKey(createdAt: 1, messageId: 1), lowerInclusive: false,
+            upper: MessageKey(createdAt: 5, messageId: 5), upperInclusive: true)
+        let result = try store.applySyncBatch([makeMessage(3, at: 3), makeMessage(5, at: 5)], completing: chunk(1, 5), authoritative: span)
+        #expect(result.removed == [2], "2 was deleted on the server; 1 is the open edge; 9 is outside")
+        let ids = try store.page(channelURL: "c", direction: .newer, from: .min, inclusive: true, limit: 10).map(\.messageId)
+        #expect(ids == [1, 3, 5, 9])
+    }
+
+    @Test func anOlderVersionNeverOverwritesANewerOne() throws {
+        let store = try ChatStore.open(path: nil, userId: "alice")
+        var edited = makeMessage(1, at: 1, text: "edited")
+        edited.updatedAt = 50
+        try store.upsertMessages([edited])
+        try store.upsertMessages([makeMessage(1, at: 1, text: "stale")])
+        #expect(try store.message(channelURL: "c", messageId: 1)?.text == "edited")
+        edited.text = "edited again"
+        edited.updatedAt = 60
+        try store.upsertMessages([edited])
+        #expect(try store.message(channelURL: "c", messageId: 1)?.text == "edited again")
     }
 }

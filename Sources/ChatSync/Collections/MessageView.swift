@@ -85,12 +85,14 @@ final class MessageView {
         }
     }
 
-    /// Whether `key` lies in the range the view is complete over (live edge included).
-    func covers(_ key: MessageKey) -> Bool {
-        guard let lowerBound, let upperBound else { return false }
-        let aboveLower = reachedOldest || key >= lowerBound
-        let belowUpper = reachedNewest || key <= upperBound
-        return aboveLower && belowUpper
+    /// Whether `key` lies in the range the view is complete over. Above the upper
+    /// bound only while the view follows the live edge (`followingLive`); an empty
+    /// view (no lower bound) covers nothing at or below its upper bound.
+    func covers(_ key: MessageKey, followingLive: Bool) -> Bool {
+        guard let upperBound else { return false }
+        if key > upperBound { return reachedNewest && followingLive }
+        guard let lowerBound else { return false }
+        return reachedOldest || key >= lowerBound
     }
 
     func contains(messageId: Int64) -> Bool { succeededIds.contains(messageId) }
@@ -113,7 +115,7 @@ final class MessageView {
         var updated: [Message] = []
         for message in messages.sorted(by: { $0.sortKey < $1.sortKey }) {
             if ids.contains(message.messageId), let index = list.firstIndex(where: { $0.messageId == message.messageId }) {
-                if list[index] != message {
+                if list[index] != message, message.updatedAt >= list[index].updatedAt {
                     list[index] = message
                     updated.append(message)
                 }
@@ -137,7 +139,9 @@ final class MessageView {
     func update(_ messages: [Message]) {
         var updated: [Message] = []
         for message in messages {
-            guard let index = index(of: message.messageId), succeeded[index] != message else { continue }
+            guard let index = index(of: message.messageId), succeeded[index] != message,
+                message.updatedAt >= succeeded[index].updatedAt  // a stale copy never undoes an edit
+            else { continue }
             succeeded[index] = message
             updated.append(message)
         }

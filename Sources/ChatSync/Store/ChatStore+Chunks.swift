@@ -48,12 +48,48 @@ extension ChatStore {
         return merged.first { $0.contains(chunk.start) } ?? chunk
     }
 
-    /// Stores a batch of messages a sync brought and marks `range` complete, in one transaction.
+    /// Stores a batch of messages a sync brought and marks `range` complete, in one
+    /// transaction. The service answered every message inside `authoritative`, so
+    /// cached rows there that the batch lacks were deleted on the server: they are
+    /// removed, and their ids answered.
     @discardableResult
-    func applySyncBatch(_ messages: [Message], completing range: Chunk?) throws -> Chunk? {
+    func applySyncBatch(
+        _ messages: [Message], completing range: Chunk?, authoritative: KeyRange? = nil
+    ) throws
+        -> (chunk: Chunk?, removed: [Int64])
+    {
         try write { db in
+            var removed: [Int64] = []
+            if let authoritative, let channelURL = range?.channelURL ?? messages.first?.channelURL {
+                let answered = Set(messages.map(\.messageId))
+                let lower = authoritative.lowerInclusive ? ">=" : ">"
+                let upper = authoritative.upperInclusive ? "<=" : "<"
+                let statement = try db.cachedStatement(
+                    sql: """
+                        SELECT message_id FROM message WHERE channel_url = ?
+                        AND (created_at, message_id) \(lower) (?, ?) AND (created_at, message_id) \(upper) (?, ?)
+                        """)
+                let cached = try Int64.fetchAll(
+                    statement,
+                    arguments: [
+                        channelURL, authoritative.lower.createdAt, authoritative.lower.messageId,
+                        authoritative.upper.createdAt, authoritative.upper.messageId,
+                    ])
+                for id in cached where !answered.contains(id) {
+                    _ = try Self.deleteMessage(channelURL: channelURL, messageId: id, in: db)
+                    removed.append(id)
+                }
+            }
             try Self.upsertMessages(messages, in: db)
-            return try range.map { try Self.addChunk($0, in: db) }
+            return (try range.map { try Self.addChunk($0, in: db) }, removed)
         }
     }
+}
+
+/// A range of keys with open or closed ends.
+struct KeyRange: Sendable, Hashable {
+    var lower: MessageKey
+    var lowerInclusive: Bool
+    var upper: MessageKey
+    var upperInclusive: Bool
 }

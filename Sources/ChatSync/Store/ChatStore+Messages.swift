@@ -11,16 +11,21 @@ enum PageDirection: Sendable {
 // MARK: - Succeeded messages
 
 extension ChatStore {
+    /// Inserts, or updates the stored row, but never with an older version: a page
+    /// fetched before an edit arrived must not undo the edit.
     private static let upsertSQL =
-        "INSERT OR REPLACE INTO message (\(MessageColumns.selectList)) VALUES (\(MessageColumns.placeholders))"
+        "INSERT INTO message (\(MessageColumns.selectList)) VALUES (\(MessageColumns.placeholders)) "
+        + "ON CONFLICT DO UPDATE SET "
+        + MessageColumns.names.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+        + " WHERE excluded.updated_at >= message.updated_at"
 
-    /// Inserts or replaces `messages` in one transaction.
+    /// Inserts or updates `messages` in one transaction (older versions never win).
     func upsertMessages(_ messages: [Message]) throws {
         guard !messages.isEmpty else { return }
         try write { db in try Self.upsertMessages(messages, in: db) }
     }
 
-    /// Inserts or replaces `messages` inside the caller's transaction, with one cached statement.
+    /// Inserts or updates `messages` inside the caller's transaction, with one cached statement.
     static func upsertMessages(_ messages: [Message], in db: Database) throws {
         let statement = try db.cachedStatement(sql: upsertSQL)
         for message in messages {

@@ -6,4 +6,10 @@ struct ChannelSyncState {
     var liveEdge: MessageKey?
     /// The connection epoch in which change logs were last applied.
     var changeLogsEpoch: Int?
+    /// Requests in flight that may prove the channel live.
+    var liveCapableRequests = 0
+    /// Real-time messages received while such a request was in flight and the
+    /// channel was not live yet: they are newer than the request's answer and join
+    /// the cache when it makes the channel live. Dropped when the connection breaks.
+    var heldForLive: [Message] = []
 }

@@ -21,9 +21,22 @@ extension SyncEngine {
             let (anchor, inclusive) = view.anchor(for: direction)
             let cover = try coverage(for: view, anchor: anchor, direction: direction)
             if let chunk = cover {
+                // The first page of a view at `.max` read from the live chunk is the
+                // channel's newest: from then on the view follows the live edge.
+                let live = try liveChunk(view.channelURL)
+                let atLiveTop = direction == .previous && view.viewpoint == .max && view.lowerBound == nil && live == chunk
+                defer {
+                    if atLiveTop {
+                        view.reachedNewest = true
+                        view.upperBound = max(view.upperBound ?? chunk.end, chunk.end)
+                    }
+                }
+                // Read only inside the chunk: rows past its edges may be cached, but
+                // nothing says the messages between them and the chunk are.
+                let (from, fromInclusive) = Self.clamp(anchor, inclusive, to: chunk, direction)
                 let rows = try store.page(
-                    channelURL: view.channelURL, direction: direction == .previous ? .older : .newer, from: anchor,
-                    inclusive: inclusive, bound: direction == .previous ? chunk.start : chunk.end,
+                    channelURL: view.channelURL, direction: direction == .previous ? .older : .newer, from: from,
+                    inclusive: fromInclusive, bound: direction == .previous ? chunk.start : chunk.end,
                     limit: max(need, 1), filter: view.filter)
                 if need <= 0 {
                     // The page is full; peeking one row past it tells whether more is known.
@@ -66,13 +79,17 @@ extension SyncEngine {
         return loaded
     }
 
-    /// Stores a batch and its complete range in one transaction; answers the merged range.
+    /// Stores a batch and its complete range in one transaction; answers the merged
+    /// range. Rows inside `authoritative` that the batch lacks leave the cache and the views.
     @discardableResult
-    func storeBatch(_ messages: [Message], completing range: Chunk) throws -> Chunk {
+    func storeBatch(_ messages: [Message], completing range: Chunk, authoritative: KeyRange? = nil) throws -> Chunk {
         let existing = try chunks(of: range.channelURL)
-        let merged = try store.applySyncBatch(messages, completing: range) ?? range
+        let (merged, removed) = try store.applySyncBatch(messages, completing: range, authoritative: authoritative)
         chunkCache[range.channelURL] = Chunk.merging(range, into: existing)
-        return merged
+        if !removed.isEmpty {
+            for view in views(of: range.channelURL) { view.remove(messageIds: Set(removed)) }
+        }
+        return merged ?? range
     }
 
     /// The chunk a fetch may read from at `anchor`, or `nil` when the service must be asked.
@@ -80,14 +97,9 @@ extension SyncEngine {
         let all = try chunks(of: view.channelURL)
         if let chunk = all.first(where: { $0.contains(anchor) }) { return chunk }
         if let live = channels[view.channelURL]?.liveEdge, anchor >= live,
-            let chunk = all.first(where: { $0.end == live })
+            let chunk = all.first(where: { $0.contains(live) })
         {
-            // Past the live edge nothing exists yet: the live chunk is the whole story.
-            if view.viewpoint == .max, view.upperBound == nil {
-                view.reachedNewest = true
-                view.upperBound = live
-            }
-            return chunk
+            return chunk  // past the live edge nothing exists yet: the live chunk is the whole story
         }
         if !isOnline, direction == .previous, view.succeeded.isEmpty {
             // Offline with an empty view: show the newest cached page before the viewpoint.
@@ -96,13 +108,25 @@ extension SyncEngine {
         return nil
     }
 
+    /// Moves an anchor that lies outside `chunk` onto its near edge (inclusive).
+    static func clamp(
+        _ anchor: MessageKey, _ inclusive: Bool, to chunk: Chunk, _ direction: Direction
+    )
+        -> (MessageKey, Bool)
+    {
+        switch direction {
+        case .previous: anchor > chunk.end ? (chunk.end, true) : (anchor, inclusive)
+        case .next: anchor < chunk.start ? (chunk.start, true) : (anchor, inclusive)
+        }
+    }
+
     /// Whether a chunk's edge in `direction` is the channel's end.
     private func isEnd(of chunk: Chunk, _ direction: Direction, _ view: MessageView) -> Bool {
         switch direction {
         case .previous: return chunk.start == .min
         case .next:
             guard let live = channels[view.channelURL]?.liveEdge else { return false }
-            return chunk.end == live
+            return chunk.contains(live)
         }
     }
 
@@ -115,7 +139,6 @@ extension SyncEngine {
         case .next:
             view.reachedNewest = true
             view.upperBound = max(view.upperBound ?? chunk.end, chunk.end)
-            if view.lowerBound == nil { view.lowerBound = view.viewpointKey }
         }
     }
 
@@ -143,10 +166,11 @@ extension SyncEngine {
                 prevLimit: direction == .previous ? batch : 1, nextLimit: direction == .next ? batch : 1)
         }
         let epochAtRequest = epoch
-        guard let page = try await request({ try await $0.fetchMessages(query) }) else { return false }
-        guard !isClosed else { return false }
-        try applyPage(page, for: query, mayGoLive: epoch == epochAtRequest && isOnline)
-        return true
+        return try await whileProvingLive(channelURL) {
+            guard let page = try await request({ try await $0.fetchMessages(query) }), !isClosed else { return false }
+            try applyPage(page, for: query, mayGoLive: epoch == epochAtRequest && isOnline)
+            return true
+        }
     }
 
     /// Calls the service. A transient failure answers `nil` (and is logged); a
@@ -191,7 +215,12 @@ extension SyncEngine {
             try store.upsertMessages(messages)
             return
         }
-        try storeBatch(messages, completing: Chunk(channelURL: channelURL, start: start, end: end))
+        // The page holds every message between its ends (the anchor side open when the
+        // query was exclusive), so it is the truth for that span.
+        let authoritative = KeyRange(
+            lower: query.prevLimit > 0 ? start : anchor, lowerInclusive: query.prevLimit > 0 || query.inclusive,
+            upper: query.nextLimit > 0 ? end : anchor, upperInclusive: query.nextLimit > 0 || query.inclusive)
+        try storeBatch(messages, completing: Chunk(channelURL: channelURL, start: start, end: end), authoritative: authoritative)
         refreshViews(channelURL, with: messages, admitting: false)
         if reachesNewest, mayGoLive { try goLive(channelURL, at: end) }
     }

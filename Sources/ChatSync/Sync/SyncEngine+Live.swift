@@ -7,35 +7,81 @@ extension SyncEngine {
     }
 
     /// The channel is complete up to `edge` and nothing newer exists: from now on
-    /// real-time messages extend it. Views that follow the newest messages get what
-    /// they are missing.
+    /// real-time messages extend it. Messages held while the proving request was in
+    /// flight join first. Views that follow the newest messages get what they miss.
     func goLive(_ channelURL: String, at edge: MessageKey) throws {
         var edge = max(edge, channels[channelURL]?.liveEdge ?? edge)
-        if let newest = try store.newestMessage(channelURL: channelURL), newest.sortKey > edge {
-            // Real-time messages that arrived while the request was in flight are cached past the edge.
-            try storeBatch([], completing: Chunk(channelURL: channelURL, start: edge, end: newest.sortKey))
-            edge = newest.sortKey
+        let held = (channels[channelURL]?.heldForLive ?? []).filter { $0.sortKey > edge }
+        channels[channelURL, default: ChannelSyncState()].heldForLive.removeAll()
+        if let newest = held.map(\.sortKey).max() {
+            try storeBatch(held, completing: Chunk(channelURL: channelURL, start: edge, end: newest))
+            edge = newest
         }
         channels[channelURL, default: ChannelSyncState()].liveEdge = edge
         try pumpLive(channelURL)
     }
 
-    /// Brings every view that follows the channel's newest messages up to the live edge.
+    /// Counts a request that may prove the channel live, for the duration of `body`.
+    func whileProvingLive<T>(_ channelURL: String, _ body: () async throws -> T) async rethrows -> T {
+        channels[channelURL, default: ChannelSyncState()].liveCapableRequests += 1
+        defer {
+            channels[channelURL]?.liveCapableRequests -= 1
+            if channels[channelURL]?.liveCapableRequests == 0 { channels[channelURL]?.heldForLive.removeAll() }
+        }
+        return try await body()
+    }
+
+    /// The channel's chunk holding its live edge, if it is live.
+    func liveChunk(_ channelURL: String) throws -> Chunk? {
+        guard let live = channels[channelURL]?.liveEdge else { return nil }
+        return try chunks(of: channelURL).first { $0.contains(live) }
+    }
+
+    /// Whether a view that reached the newest messages is still joined to the live
+    /// edge by complete ranges. A view can come loose when the connection breaks and
+    /// another fetch makes the channel live again from a different chunk.
+    func isFollowingLive(_ view: MessageView) throws -> Bool {
+        guard view.reachedNewest, let live = channels[view.channelURL]?.liveEdge else { return false }
+        let upper = view.upperBound ?? view.viewpointKey
+        if upper >= live { return true }
+        return try liveChunk(view.channelURL)?.contains(upper) ?? false
+    }
+
+    /// Brings every view that follows the live edge up to it; views that reached the
+    /// newest messages but came loose are caught up in the background.
     func pumpLive(_ channelURL: String) throws {
-        guard let live = channels[channelURL]?.liveEdge else { return }
+        guard let chunk = try liveChunk(channelURL) else { return }
+        var loose = false
         for view in views(of: channelURL) where view.reachedNewest {
+            guard try isFollowingLive(view) else {
+                loose = true
+                continue
+            }
             var from = view.upperBound ?? view.viewpointKey
-            while from < live {
+            while from < chunk.end {
                 let rows = try store.page(
-                    channelURL: channelURL, direction: .newer, from: from, inclusive: false, bound: live,
+                    channelURL: channelURL, direction: .newer, from: from, inclusive: false, bound: chunk.end,
                     limit: view.capacity, filter: view.filter)
                 if rows.isEmpty { break }
                 view.insert(rows, growing: .next)
                 from = rows[rows.count - 1].sortKey
                 if rows.count < view.capacity { break }
             }
-            view.upperBound = max(view.upperBound ?? live, live)
+            view.upperBound = max(view.upperBound ?? chunk.end, chunk.end)
         }
+        if loose, isOnline, !catchingUp.contains(channelURL) {
+            catchingUp.insert(channelURL)
+            runInBackground { engine in
+                do { try await engine.catchUp(channelURL) } catch { await engine.logCatchUpFailure(channelURL, error) }
+                await engine.endCatchUp(channelURL)
+            }
+        }
+    }
+
+    func endCatchUp(_ channelURL: String) { catchingUp.remove(channelURL) }
+
+    func logCatchUpFailure(_ channelURL: String, _ error: any Error) {
+        logger.warning("catching up \(channelURL) failed: \(error)")
     }
 
     /// Refreshes the views that hold any of `messages` (newer versions); a message
@@ -51,7 +97,8 @@ extension SyncEngine {
             for message in messages {
                 if view.contains(messageId: message.messageId) {
                     if view.filter.matches(message) { updates.append(message) } else { removals.insert(message.messageId) }
-                } else if admitting, view.filter.matches(message), view.covers(message.sortKey),
+                } else if admitting, view.filter.matches(message),
+                    view.covers(message.sortKey, followingLive: (try? isFollowingLive(view)) ?? false),
                     (try? isCached(message.sortKey, in: channelURL)) == true
                 {
                     insertions.append(message)
@@ -74,16 +121,23 @@ extension SyncEngine {
         var received = message
         received.syncState = .synced
         do {
-            if let live = channels[channelURL]?.liveEdge, received.sortKey > live {
-                try storeBatch([received], completing: Chunk(channelURL: channelURL, start: live, end: received.sortKey))
-                channels[channelURL]?.liveEdge = received.sortKey
-            } else {
-                // Not provably contiguous: cached for later syncs to count, but no range claims it yet.
-                try store.upsertMessages([received])
+            if let live = channels[channelURL]?.liveEdge {
+                if received.sortKey > live {
+                    try storeBatch([received], completing: Chunk(channelURL: channelURL, start: live, end: received.sortKey))
+                    channels[channelURL]?.liveEdge = received.sortKey
+                } else {
+                    try store.upsertMessages([received])
+                }
+            } else if channels[channelURL]?.liveCapableRequests ?? 0 > 0 {
+                channels[channelURL]?.heldForLive.append(received)
             }
+            // Otherwise it is not cached: nothing proves the messages before it are, and
+            // a row outside every chunk could not be kept up to date. Syncs will bring it.
             let cached = try isCached(received.sortKey, in: channelURL)
             for view in views(of: channelURL) where view.filter.matches(received) {
-                if cached, view.covers(received.sortKey) { view.insert([received], growing: .next) }
+                if cached, view.covers(received.sortKey, followingLive: try isFollowingLive(view)) {
+                    view.insert([received], growing: .next)
+                }
                 if received.senderId != userId { view.emit(.newMessage(received)) }
             }
         } catch {
@@ -179,35 +233,57 @@ extension SyncEngine {
             guard isOnline else { return }
             do {
                 guard try await prepareChannel(channelURL) else { continue }
-                if views(of: channelURL).contains(where: \.reachedNewest) { try await catchUp(channelURL) }
+                if views(of: channelURL).contains(where: \.reachedNewest), !catchingUp.contains(channelURL) {
+                    catchingUp.insert(channelURL)
+                    defer { catchingUp.remove(channelURL) }
+                    try await catchUp(channelURL)
+                }
             } catch {
                 logger.warning("sync of \(channelURL) after reconnecting failed: \(error)")
             }
         }
     }
 
-    /// Syncs forward from the newest chunk's edge until the channel is live, unless
-    /// more than `hugeGapThreshold` messages are missing: then the views that were
-    /// following the newest messages are told of a huge gap instead.
-    private func catchUp(_ channelURL: String) async throws {
+    /// Syncs forward, for each view that reached the newest messages but no longer
+    /// follows the live edge, from the end of its chunk until the channel is live and
+    /// the view joined to it, unless more than `hugeGapThreshold` messages are
+    /// missing: then that view is told of a huge gap instead.
+    func catchUp(_ channelURL: String) async throws {
         let epochAtStart = epoch
-        var fetched = 0
-        while isOnline, epoch == epochAtStart, channels[channelURL]?.liveEdge == nil {
-            guard let edge = try chunks(of: channelURL).map(\.end).max() else { return }
+        var fetched: [Int: Int] = [:]  // by view id
+        while isOnline, epoch == epochAtStart {
+            let loose = try views(of: channelURL).filter { try $0.reachedNewest && !isFollowingLive($0) }
+            guard let view = loose.first else { return try pumpLive(channelURL) }
+            let upper = view.upperBound ?? view.viewpointKey
+            guard let chunk = try chunks(of: channelURL).first(where: { $0.contains(upper) }) else {
+                view.reachedNewest = false  // its range is no longer cached: it cannot follow
+                continue
+            }
+            let edge = chunk.end
             let query = MessageQuery(
                 channelURL: channelURL, timestamp: edge.createdAt, anchorMessageId: edge.messageId, prevLimit: 0,
-                nextLimit: min(options.syncBatchSize, max(1, options.hugeGapThreshold + 1 - fetched)), inclusive: false)
-            guard let page = try await request({ try await $0.fetchMessages(query) }) else { return }
-            guard !isClosed, epoch == epochAtStart else { return }
-            fetched += page.messages.filter { $0.sortKey > edge }.count
-            try applyPage(page, for: query, mayGoLive: isOnline)
-            if !page.hasNext { return }
-            if fetched > options.hugeGapThreshold {
-                for view in views(of: channelURL) where view.reachedNewest {
-                    view.reachedNewest = false
-                    view.emit(.hugeGapDetected)
+                nextLimit: min(options.syncBatchSize, max(1, options.hugeGapThreshold + 1 - fetched[view.id, default: 0])),
+                inclusive: false)
+            let answer: MessagePage? = try await whileProvingLive(channelURL) {
+                guard let page = try await request({ try await $0.fetchMessages(query) }), !isClosed, epoch == epochAtStart
+                else { return nil }
+                try applyPage(page, for: query, mayGoLive: isOnline)
+                return page
+            }
+            guard let page = answer else { return }
+            fetched[view.id, default: 0] += page.messages.filter { $0.sortKey > edge }.count
+            if page.hasNext, fetched[view.id, default: 0] > options.hugeGapThreshold {
+                view.reachedNewest = false
+                view.emit(.hugeGapDetected)
+                let current = try chunks(of: channelURL)
+                let sameChunk = loose.filter { other in
+                    let start = current.first { $0.contains(other.upperBound ?? other.viewpointKey) }?.start
+                    return other !== view && start == chunk.start
                 }
-                return
+                for other in sameChunk {
+                    other.reachedNewest = false
+                    other.emit(.hugeGapDetected)
+                }
             }
         }
     }

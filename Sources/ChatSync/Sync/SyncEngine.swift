@@ -31,6 +31,8 @@ actor SyncEngine {
     /// Each channel's chunks, read once from the store and kept in step with it:
     /// the engine is the only writer.
     var chunkCache: [String: [Chunk]] = [:]
+    /// Channels with a catch-up running, so only one runs per channel.
+    var catchingUp: Set<String> = []
     private var backgroundTasks: [Int: Task<Void, Never>] = [:]
     private var nextTaskId = 0
 
@@ -108,6 +110,14 @@ actor SyncEngine {
 
     var backgroundTaskCount: Int { backgroundTasks.count }
 
+    /// A one-line summary of a view's state, for test diagnostics.
+    func describeView(_ id: Int) -> String {
+        guard let view = views[id] else { return "removed" }
+        let ids = view.succeeded.map(\.messageId)
+        return "\(ids.first ?? -1)...\(ids.last ?? -1)(\(ids.count)) newest=\(view.reachedNewest) "
+            + "oldest=\(view.reachedOldest) bounds=\(view.lowerBound.map(String.init(describing:)) ?? "nil")..\(view.upperBound.map(String.init(describing:)) ?? "nil")"
+    }
+
     private func finishBackgroundTask(_ id: Int) {
         backgroundTasks[id] = nil
     }
@@ -150,6 +160,9 @@ actor SyncEngine {
     private func connectionLost(to state: ConnectionState) {
         connectionState = state
         epoch += 1
-        for url in channels.keys { channels[url]?.liveEdge = nil }
+        for url in channels.keys {
+            channels[url]?.liveEdge = nil
+            channels[url]?.heldForLive.removeAll()
+        }
     }
 }

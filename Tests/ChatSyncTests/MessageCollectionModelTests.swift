@@ -1,0 +1,108 @@
+import ChatSyncTesting
+import Foundation
+import Testing
+
+@testable import ChatSync
+
+/// Random schedules of fetches, posts, edits, deletions, offline periods, pauses and
+/// viewpoint resets, with the event guarantees checked after every step.
+@Suite("MessageCollection model")
+struct MessageCollectionModelTests {
+    /// How many seeds CI runs; `MODEL_SEEDS=N` runs more.
+    static let seeds: [UInt64] = Array(0..<UInt64(ProcessInfo.processInfo.environment["MODEL_SEEDS"].flatMap(Int.init) ?? 200))
+
+    private struct Subject {
+        let collection: MessageCollection
+        let recorder: EventRecorder
+        let filter: MessageFilter
+    }
+
+    @Test(arguments: seeds)
+    func randomSchedulesKeepEveryGuarantee(seed: UInt64) async throws {
+        var random = SeededGenerator(seed: seed)
+        let harness = try await Harness.make(seed: seed) {
+            $0.syncBatchSize = Int.random(in: 1...12, using: &random)
+            $0.hugeGapThreshold = 25
+            $0.messageCollectionCapacity = 200
+        }
+        let server = harness.server
+        let senders = ["bob", "carol", "alice"]
+        for index in 0..<Int.random(in: 0...150, using: &random) {
+            let params: MessageParams = index % 5 == 0 ? .custom(customType: "poll", data: "") : .text("h\(index)")
+            try await server.post(params, from: senders[Int.random(in: 0...2, using: &random)], to: Harness.channel)
+        }
+        await harness.online()
+        var subjects: [Subject] = []
+        for filter in [MessageFilter(), MessageFilter(senderIds: ["carol"]), MessageFilter(kinds: [.custom])] {
+            let all = await server.messages(in: Harness.channel)
+            let viewpoint = Bool.random(using: &random) || all.isEmpty ? Int64.max : all.randomElement(using: &random)!.createdAt
+            let collection = try await harness.manager.messageCollection(
+                channelURL: Harness.channel, filter: filter, viewpoint: viewpoint, limit: Int.random(in: 1...15, using: &random))
+            let recorder = EventRecorder()
+            await collection.setHandler(recorder)
+            subjects.append(Subject(collection: collection, recorder: recorder, filter: filter))
+        }
+        var online = true
+        var running = true
+        var log: [String] = []
+
+        for step in 0..<40 {
+            let subject = subjects.randomElement(using: &random)!
+            let all = await server.messages(in: Harness.channel)
+            switch Int.random(in: 0..<100, using: &random) {
+            case 0..<35:
+                let direction: Direction = Bool.random(using: &random) ? .previous : .next
+                log.append("fetch \(direction) \(subject.filter)")
+                _ = try await subject.collection.fetchSucceededMessages(direction)
+            case 35..<55:
+                let sender = senders[Int.random(in: 0...2, using: &random)]
+                log.append("post by \(sender)")
+                let params: MessageParams = Bool.random(using: &random) ? .custom(customType: "poll", data: "") : .text("s\(step)")
+                try await server.post(params, from: sender, to: Harness.channel)
+            case 55..<63:
+                if let target = all.randomElement(using: &random) {
+                    log.append("edit \(target.messageId)")
+                    try await server.update(messageId: target.messageId, channelURL: Harness.channel, text: "edit \(step)")
+                }
+            case 63..<71:
+                if let target = all.randomElement(using: &random) {
+                    log.append("delete \(target.messageId)")
+                    try await server.delete(messageId: target.messageId, channelURL: Harness.channel)
+                }
+            case 71..<79:
+                online.toggle()
+                log.append(online ? "online" : "offline")
+                await server.setOnline(online, for: "alice")
+            case 79..<85:
+                running.toggle()
+                log.append(running ? "resume" : "pause")
+                if running { await harness.manager.resumeSync() } else { await harness.manager.pauseSync() }
+            case 85..<92:
+                let target = Bool.random(using: &random) || all.isEmpty ? Int64.max : all.randomElement(using: &random)!.createdAt
+                log.append("reset \(target)")
+                try await subject.collection.resetViewpointTimestamp(target)
+            default:
+                log.append("burst")
+                for index in 0..<Int.random(in: 10...40, using: &random) {
+                    try await server.post(.text("burst \(index)"), from: "bob", to: Harness.channel)
+                }
+            }
+            await harness.settle()
+            let truth = await server.messages(in: Harness.channel)
+            for subject in subjects {
+                let succeeded = await checkInvariants(subject.collection, subject.recorder)
+                #expect(succeeded.allSatisfy(subject.filter.matches))
+                if online && running {
+                    let expected = serverRange(truth, subject.filter, from: succeeded.first, to: succeeded.last)
+                    let state = await harness.manager.engine.describeView(subject.collection.id)
+                    #expect(
+                        succeeded.map(\.messageId) == expected.map(\.messageId),
+                        "seed \(seed) step \(step) \(subject.filter): the view equals the server between its ends; view \(state); steps \(log)"
+                    )
+                    #expect(succeeded.map(\.text) == expected.map(\.text), "seed \(seed) step \(step): edits reached the view")
+                }
+            }
+        }
+        await harness.manager.close()
+    }
+}
