@@ -26,6 +26,9 @@ check_package() {
     swift test --package-path "$dir" "$@"
 }
 
+echo "== README examples match the compiled ones"
+python3 scripts/check-readme.py
+
 echo "== swift format lint --strict"
 swift format lint --strict -r Sources Tests Package.swift
 

@@ -44,6 +44,9 @@ public final class SyncManager: Sendable {
     }
 
     /// Starts or continues background sync, the outbox and real-time events.
+    ///
+    /// Returns once the service has reported its connection state (the first event
+    /// of its subscription), so ``connectionState`` is meaningful right after.
     public func resumeSync() async {
         await engine.resume()
     }

@@ -59,9 +59,15 @@ actor SyncEngine {
         connectionState = .connecting
         handledEventCount = 0
         let stream = await service.events()
+        var events = stream.makeAsyncIterator()
+        // A subscription starts with the connection state: apply it before returning,
+        // so that a fetch right after `resumeSync()` knows whether it may go online.
+        if let first = await events.next() { handle(first) }
+        guard isRunning, !isClosed else { return }  // paused or closed meanwhile
         // The loop holds the engine weakly so that a forgotten manager can go away.
-        eventsTask = Task { [weak self] in
-            for await event in stream {
+        eventsTask = Task { [weak self, events] in
+            var events = events
+            while let event = await events.next() {
                 guard let self else { return }
                 await self.handle(event)
             }

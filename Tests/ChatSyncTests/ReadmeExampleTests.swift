@@ -1,0 +1,65 @@
+import ChatSync
+import ChatSyncTesting
+import Clocks
+import Foundation
+import Testing
+
+/// The README's code, compiled and run. `scripts/check-readme.py` checks that every
+/// block between the markers below appears in README.md word for word.
+@Suite("README examples")
+struct ReadmeExampleTests {
+    @Test func tour() async throws {
+        let cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: cacheDirectory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: cacheDirectory) }
+
+        // README-BEGIN tour
+        // A backend. In an app this is your own `ChatService`; in tests, the simulator.
+        let server = SimulatedChatServer(seed: 1)
+        try await server.createChannel("general", members: ["alice", "bob"], name: "General")
+        try await server.post(.text("Welcome!"), from: "bob", to: "general")
+
+        // One manager per signed-in user. Opening touches no network.
+        var options = SyncManagerOptions()
+        options.messageResendPolicy = .automatic
+        let manager = try await SyncManager(
+            userId: "alice", service: server.service(for: "alice"),
+            databasePath: cacheDirectory + "/alice.sqlite", options: options)
+
+        // Start background sync, the outbox and real-time events.
+        await manager.resumeSync()
+        // README-END
+
+        // README-BEGIN collection
+        // A live view of the newest messages of a channel.
+        let collection = try await manager.messageCollection(channelURL: "general", limit: 30)
+        let screen = Task {
+            for await event in collection.events {
+                switch event {
+                case .succeeded(.insert, let messages): print("show", messages.map(\.text))
+                case .succeeded(.remove, let messages): print("hide", messages.map(\.messageId))
+                case .newMessage(let message): print("new from", message.senderId)
+                case .hugeGapDetected: try? await collection.resetViewpointTimestamp(.max)
+                default: break
+                }
+            }
+        }
+
+        // The first page: from the cache at once, the rest synced in the background.
+        var hasMore = try await collection.fetchSucceededMessages(.previous)
+        // Scrolled to the top? Ask for older messages.
+        if hasMore { hasMore = try await collection.fetchSucceededMessages(.previous) }
+
+        // Done with the screen.
+        await collection.remove()
+        await screen.value
+        // README-END
+        #expect(!hasMore)
+
+        // README-BEGIN lifecycle
+        // On sign-out.
+        try await manager.clearCache()  // keeps unsent messages
+        await manager.close()  // every later call throws .closed
+        // README-END
+    }
+}
