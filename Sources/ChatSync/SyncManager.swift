@@ -39,7 +39,7 @@ public final class SyncManager: Sendable {
         let store = try ChatStore.open(path: databasePath, userId: userId)
         self.userId = userId
         self.options = options
-        self.engine = SyncEngine(store: store, service: service, options: options, userId: userId)
+        self.engine = try SyncEngine(store: store, service: service, options: options, userId: userId)
         options.logger.info("ChatSync opened the cache of \(userId) at \(databasePath ?? "memory")")
     }
 

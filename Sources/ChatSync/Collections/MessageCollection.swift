@@ -123,6 +123,33 @@ public final class MessageCollection: Sendable {
         get async { await engine.succeededMessages(id).count }
     }
 
+    // MARK: - Messages the host sends itself (§3.5)
+
+    /// Shows a message the app is sending through its own SDK as pending
+    /// (`.pending(.insert)`). Its `reqId` must be set; ChatSync never sends it, only
+    /// resolves it by `reqId` (here, by real-time echo, by sync, or after a relaunch).
+    public func appendMessage(_ message: Message) async throws {
+        try await engine.appendHostMessage(message, toViewOf: id)
+    }
+
+    /// Resolves a message given to ``appendMessage(_:)``: with the sent message and no
+    /// error it leaves the pending list for the succeeded one; with an error the resend
+    /// policy applies (the automatic policy never resends a host's message).
+    public func handleSendMessageResponse(_ message: Message?, error: (any Error)?) async {
+        await engine.handleHostResponse(message, error: error)
+    }
+
+    /// Applies an edit the host made through its own SDK (succeeded messages only).
+    public func updateMessage(_ message: Message) async throws {
+        try await engine.updateHostMessage(message)
+    }
+
+    /// Applies a deletion the host made through its own SDK, or removes an unsent
+    /// appended message by `reqId`.
+    public func deleteMessage(_ message: Message) async throws {
+        try await engine.deleteHostMessage(message)
+    }
+
     // MARK: - Disposal
 
     /// Stops the collection's events and background work and releases its view.

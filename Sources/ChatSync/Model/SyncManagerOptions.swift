@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 
 /// Settings of a ``SyncManager``. Values out of range make `SyncManager.init`
@@ -46,6 +47,9 @@ public struct SyncManagerOptions: Sendable {
     public var messageStoreCapacity: Int?
     /// The clock every wait goes through; tests inject a test clock.
     public var clock: any Clock<Duration> = ContinuousClock()
+    /// Wall time in milliseconds since 1970, for the creation time of messages sent
+    /// from this device and for failed-message retention; tests inject a fixed one.
+    public var currentTime: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
     /// Where ChatSync logs.
     public var logger: Logger = Logger(label: "ChatSync")
 

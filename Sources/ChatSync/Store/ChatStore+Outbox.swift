@@ -5,8 +5,8 @@ import GRDB
 extension ChatStore {
     private static let outboxColumns =
         "seq, origin, state, local_path, upload_progress, failure_code, failure_message, failure_retryable, "
-        + "attempts, resend_attempts, next_attempt_at, failed_at, \(MessageColumns.selectList)"
-    private static let outboxFixedCount = 12
+        + "attempts, resend_attempts, failed_at, \(MessageColumns.selectList)"
+    private static let outboxFixedCount = 11
 
     /// Adds `entry` to the outbox and answers it with its sequence number.
     /// Throws ``SyncManagerError/Code/invalidParameter`` when its `reqId` is already there.
@@ -43,7 +43,7 @@ extension ChatStore {
         let assignments =
             ([
                 "origin", "state", "local_path", "upload_progress", "failure_code", "failure_message",
-                "failure_retryable", "attempts", "resend_attempts", "next_attempt_at", "failed_at",
+                "failure_retryable", "attempts", "resend_attempts", "failed_at",
             ]
             + MessageColumns.names).map { "\($0) = ?" }.joined(separator: ", ")
         let statement = try db.cachedStatement(sql: "UPDATE outbox SET lane = ?, \(assignments) WHERE req_id = ?")
@@ -90,6 +90,15 @@ extension ChatStore {
         }
     }
 
+    /// Moves an entry to the end of its lane (a new, highest sequence number).
+    func moveOutboxToLaneTail(reqId: String) throws {
+        try write { db in
+            try db.execute(
+                sql: "UPDATE outbox SET seq = (SELECT IFNULL(MAX(seq), 0) + 1 FROM outbox) WHERE req_id = ?",
+                arguments: [reqId])
+        }
+    }
+
     // MARK: Row mapping
 
     private static func mutableValues(of entry: OutboxEntry) -> [(any DatabaseValueConvertible)?] {
@@ -97,7 +106,7 @@ extension ChatStore {
         return [
             entry.origin.rawValue, message.syncState.rawValue, message.file?.localPath, message.uploadProgress,
             message.failure?.code, message.failure?.message, message.failure?.isRetryable,
-            entry.attempts, entry.resendAttempts, entry.nextAttemptAt, entry.failedAt,
+            entry.attempts, entry.resendAttempts, entry.failedAt,
         ] + MessageColumns.values(of: message)
     }
 
@@ -114,6 +123,6 @@ extension ChatStore {
         }
         return OutboxEntry(
             message: message, seq: row[0], origin: OutboxEntry.Origin(rawValue: row[1]) ?? .outbox,
-            attempts: row[8], resendAttempts: row[9], nextAttemptAt: row[10], failedAt: row[11])
+            attempts: row[8], resendAttempts: row[9], failedAt: row[10])
     }
 }

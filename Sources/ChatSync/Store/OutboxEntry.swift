@@ -16,23 +16,24 @@ struct OutboxEntry: Sendable, Hashable {
     var attempts: Int
     /// Automatic resends spent.
     var resendAttempts: Int
-    /// The earliest time of the next attempt (ms since 1970), for retries and automatic resends.
-    var nextAttemptAt: Int64?
     /// When it failed (ms since 1970), for retention.
     var failedAt: Int64?
 
     init(
         message: Message, seq: Int64 = 0, origin: Origin = .outbox, attempts: Int = 0, resendAttempts: Int = 0,
-        nextAttemptAt: Int64? = nil, failedAt: Int64? = nil
+        failedAt: Int64? = nil
     ) {
         self.message = message
         self.seq = seq
         self.origin = origin
         self.attempts = attempts
         self.resendAttempts = resendAttempts
-        self.nextAttemptAt = nextAttemptAt
         self.failedAt = failedAt
     }
+
+    /// Which collection list shows it: the failed list once it failed, including
+    /// while a resend of it is in flight; the pending list before that.
+    var isInFailedList: Bool { message.syncState == .failed || failedAt != nil }
 
     var reqId: String { message.reqId }
     var channelURL: String { message.channelURL }

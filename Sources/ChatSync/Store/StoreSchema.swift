@@ -53,8 +53,7 @@ enum StoreSchema {
                         failure_retryable INTEGER,
                         attempts INTEGER NOT NULL DEFAULT 0,
                         resend_attempts INTEGER NOT NULL DEFAULT 0,
-                        next_attempt_at INTEGER,
-                        failed_at INTEGER,
+                            failed_at INTEGER,
                         origin TEXT NOT NULL
                     );
                     CREATE UNIQUE INDEX outbox_by_req_id ON outbox(req_id);

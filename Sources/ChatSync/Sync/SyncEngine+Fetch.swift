@@ -220,6 +220,11 @@ extension SyncEngine {
         let authoritative = KeyRange(
             lower: query.prevLimit > 0 ? start : anchor, lowerInclusive: query.prevLimit > 0 || query.inclusive,
             upper: query.nextLimit > 0 ? end : anchor, upperInclusive: query.nextLimit > 0 || query.inclusive)
+        // Messages of this device that sync brings back resolve their outbox entries first.
+        if messages.contains(where: { !$0.reqId.isEmpty }) {
+            let waiting = Set(try store.outboxEntries(channelURL: channelURL).map(\.reqId)).union(awaitingEcho.keys)
+            for message in messages where waiting.contains(message.reqId) { try resolveArrival(message) }
+        }
         try storeBatch(messages, completing: Chunk(channelURL: channelURL, start: start, end: end), authoritative: authoritative)
         refreshViews(channelURL, with: messages, admitting: false)
         if reachesNewest, mayGoLive { try goLive(channelURL, at: end) }

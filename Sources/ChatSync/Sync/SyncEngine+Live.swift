@@ -121,6 +121,7 @@ extension SyncEngine {
         var received = message
         received.syncState = .synced
         do {
+            try resolveArrival(received)
             if let live = channels[channelURL]?.liveEdge {
                 if received.sortKey > live {
                     try storeBatch([received], completing: Chunk(channelURL: channelURL, start: live, end: received.sortKey))

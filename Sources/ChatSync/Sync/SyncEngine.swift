@@ -33,14 +33,33 @@ actor SyncEngine {
     var chunkCache: [String: [Chunk]] = [:]
     /// Channels with a catch-up running, so only one runs per channel.
     var catchingUp: Set<String> = []
+    /// Lanes with a runner, so each lane has at most one message in flight.
+    var runningLanes: Set<LaneKey> = []
+    var observers = MessageObservers()
+    /// Messages this device sent whose response came before their real-time echo,
+    /// while the channel was live: they stay pending in views until the echo puts them
+    /// in the cache at their place, so they never flicker or leave a hole.
+    var awaitingEcho: [String: Message] = [:]
+    /// Pending messages of an earlier run whose fate the service must be asked (§4.5).
+    var awaitingReconciliation: Set<String> = []
+    /// Request ids being resent by the app (not by the automatic policy).
+    var manualResends: Set<String> = []
+    /// The last upload progress reported per request id, for throttling.
+    var reportedProgress: [String: Double] = [:]
     private var backgroundTasks: [Int: Task<Void, Never>] = [:]
     private var nextTaskId = 0
 
-    init(store: ChatStore, service: any ChatService, options: SyncManagerOptions, userId: String) {
+    init(store: ChatStore, service: any ChatService, options: SyncManagerOptions, userId: String) throws {
         self.store = store
         self.service = service
         self.options = options
         self.userId = userId
+        // A relaunch: what was in flight, and what the host appended, is asked of the
+        // service by request id before anything else is sent (§4.5).
+        awaitingReconciliation = Set(
+            try store.outboxEntries(states: [.created, .uploading, .syncing])
+                .filter { $0.message.syncState != .created || $0.origin == .host }
+                .map(\.reqId))
     }
 
     /// Throws ``SyncManagerError/Code/closed`` once the manager is closed.
@@ -90,6 +109,7 @@ actor SyncEngine {
         backgroundTasks.removeAll()
         for view in views.values { view.finish() }
         views.removeAll()
+        observers.finishAll()
         store.close()
     }
 
@@ -145,7 +165,11 @@ actor SyncEngine {
             logger.debug("connection \(connectionState) -> \(state)")
             if state == .online {
                 connectionState = .online
-                runInBackground { await $0.reconnect() }
+                runInBackground { engine in
+                    await engine.reconcileRelaunch()
+                    await engine.kickLanes()
+                    await engine.reconnect()
+                }
             } else {
                 connectionLost(to: state)
             }
@@ -170,5 +194,11 @@ actor SyncEngine {
             channels[url]?.liveEdge = nil
             channels[url]?.heldForLive.removeAll()
         }
+        // Sent messages whose echo will not come now leave the pending lists; the next
+        // sync brings them to the succeeded list.
+        for (reqId, message) in awaitingEcho {
+            for view in views(of: message.channelURL) { view.removePending(reqId) }
+        }
+        awaitingEcho.removeAll()
     }
 }

@@ -1,0 +1,58 @@
+// MARK: - Messages the host sends through its own SDK (§3.5)
+
+extension SyncEngine {
+    func appendHostMessage(_ message: Message, toViewOf id: Int) throws {
+        let view = try view(id)
+        guard !message.reqId.isEmpty else { throw SyncManagerError(.invalidParameter, "an appended message needs a reqId") }
+        guard message.channelURL == view.channelURL else {
+            throw SyncManagerError(.invalidParameter, "the message belongs to \(message.channelURL), not \(view.channelURL)")
+        }
+        guard message.syncState.isPending else {
+            throw SyncManagerError(.invalidParameter, "only a pending message can be appended (it is \(message.syncState))")
+        }
+        var pending = message
+        if pending.senderId.isEmpty { pending.senderId = userId }
+        let entry = try store.insertOutbox(OutboxEntry(message: pending, origin: .host))
+        present(entry, entering: true)
+    }
+
+    func handleHostResponse(_ message: Message?, error: (any Error)?) {
+        guard !isClosed, let message, !message.reqId.isEmpty else {
+            logger.warning("handleSendMessageResponse needs the message with its reqId; ignored")
+            return
+        }
+        do {
+            if let error {
+                guard let entry = try store.outboxEntry(reqId: message.reqId), entry.message.syncState != .failed else { return }
+                try fail(entry, failure: ChatServiceError.classify(error).failure)
+            } else if message.messageId > 0 {
+                try resolveSent(reqId: message.reqId, sent: message)
+            } else {
+                logger.warning("handleSendMessageResponse: a sent message needs its messageId; ignored \(message.reqId)")
+            }
+        } catch {
+            logger.error("could not apply the host's send response for \(message.reqId): \(error)")
+        }
+    }
+
+    func updateHostMessage(_ message: Message) throws {
+        try checkOpen()
+        guard message.messageId > 0 else {
+            throw SyncManagerError(.invalidParameter, "only a succeeded message can be updated")
+        }
+        var synced = message
+        synced.syncState = .synced
+        applyUpdated([synced])
+    }
+
+    func deleteHostMessage(_ message: Message) throws {
+        try checkOpen()
+        if message.messageId > 0 {
+            applyDeleted(channelURL: message.channelURL, messageIds: [message.messageId])
+        } else if let entry = try store.outboxEntry(reqId: message.reqId) {
+            try drop(entry, reason: .removeManualAction)
+        } else {
+            throw SyncManagerError(.invalidParameter, "no message with reqId '\(message.reqId)' to delete")
+        }
+    }
+}

@@ -1,0 +1,125 @@
+// MARK: - Send lanes
+
+extension SyncEngine {
+    /// Starts a runner for every lane (of one channel, or all) that has messages to
+    /// send and none running. Nothing starts while offline or paused.
+    func kickLanes(_ channelURL: String? = nil) {
+        guard isOnline else { return }
+        let entries = (try? store.outboxEntries(channelURL: channelURL, states: Self.pendingStates)) ?? []
+        let lanes = Set(entries.filter { $0.origin == .outbox }.map { LaneKey(channelURL: $0.channelURL, lane: $0.lane) })
+        for lane in lanes.sorted(by: { $0.description < $1.description }) where !runningLanes.contains(lane) {
+            runningLanes.insert(lane)
+            runInBackground { await $0.runLane(lane) }
+        }
+    }
+
+    /// Sends a lane's messages strictly one at a time in creation order: the head is
+    /// synced or failed before the next one goes.
+    private func runLane(_ lane: LaneKey) async {
+        defer { runningLanes.remove(lane) }
+        while isOnline {
+            let entries = (try? store.outboxEntries(channelURL: lane.channelURL, lane: lane.lane, states: Self.pendingStates)) ?? []
+            guard let head = entries.first(where: { $0.origin == .outbox }) else { return }
+            // A message in flight when the app last stopped is asked about first (§4.5).
+            if awaitingReconciliation.contains(head.reqId) { return }
+            guard await attempt(head) else { return }
+        }
+    }
+
+    /// One try at sending the lane's head: upload its file if it has none yet, then
+    /// send. Answers `false` when the outbox itself failed and the lane must stop.
+    private func attempt(_ head: OutboxEntry) async -> Bool {
+        let reqId = head.reqId
+        let epochAtStart = epoch
+        do {
+            var entry = head
+            if entry.message.kind.hasAttachment, entry.message.file?.url == nil {
+                entry.message.syncState = .uploading
+                entry.message.uploadProgress = 0
+                try save(entry)
+                let uploaded = try await upload(entry)
+                guard var current = try store.outboxEntry(reqId: reqId) else { return true }
+                current.message.file?.url = uploaded.url
+                current.message.file?.size = uploaded.size
+                current.message.uploadProgress = nil
+                entry = current
+            }
+            entry.message.syncState = .syncing
+            try save(entry)
+            let request = SendMessageRequest(
+                reqId: reqId, channelURL: entry.channelURL, kind: entry.message.kind, text: entry.message.text,
+                customType: entry.message.customType, data: entry.message.data, file: entry.message.file,
+                parentMessageId: entry.message.parentMessageId)
+            let sent = try await service.sendMessage(request)
+            guard !isClosed else { return false }
+            try resolveSent(reqId: reqId, sent: sent)
+        } catch let error as SyncManagerError {
+            logger.error("the outbox could not record the state of \(reqId): \(error)")
+            return false
+        } catch {
+            await handleSendError(reqId: reqId, error, epochAtStart: epochAtStart)
+        }
+        return true
+    }
+
+    /// A transient error is retried after `sendRetryInterval`, at most `sendRetryLimit`
+    /// times; one that only says the service could not be reached (or the connection
+    /// was lost meanwhile) waits for the connection without spending a retry; a
+    /// permanent one fails the message at once.
+    private func handleSendError(reqId: String, _ error: any Error, epochAtStart: Int) async {
+        do {
+            guard !isClosed, var entry = try store.outboxEntry(reqId: reqId) else { return }
+            let classified = ChatServiceError.classify(error)
+            entry.message.uploadProgress = nil
+            guard classified.isTransient else { return try fail(entry, failure: classified.failure) }
+            let unreachable = classified.code == .network || !isOnline || epoch != epochAtStart
+            if !unreachable { entry.attempts += 1 }
+            guard entry.attempts <= options.sendRetryLimit else { return try fail(entry, failure: classified.failure) }
+            entry.message.syncState = .created
+            try save(entry)
+            logger.debug("send of \(reqId) failed (\(classified)); retrying after \(options.sendRetryInterval)")
+            if isOnline { try await options.clock.sleep(for: options.sendRetryInterval) }
+        } catch {
+            logger.debug("retry wait of \(reqId) ended: \(error)")
+        }
+    }
+
+    // MARK: Upload
+
+    /// Uploads the entry's file, reporting progress in order through one stream.
+    private func upload(_ entry: OutboxEntry) async throws -> FileInfo {
+        guard let file = entry.message.file, let localPath = file.localPath else {
+            throw ChatServiceError.permanent(.invalid, "the message has no file to upload")
+        }
+        let request = UploadRequest(
+            reqId: entry.reqId, channelURL: entry.channelURL, localPath: localPath, name: file.name,
+            mimeType: file.mimeType, size: file.size)
+        let (progress, continuation) = AsyncStream<Double>.makeStream()
+        let reqId = entry.reqId
+        let reporter = Task { [weak self] in
+            for await fraction in progress { await self?.reportUploadProgress(reqId, fraction) }
+        }
+        defer { reporter.cancel() }
+        do {
+            let uploaded = try await service.uploadFile(request) { continuation.yield($0) }
+            continuation.finish()
+            await reporter.value
+            return uploaded
+        } catch {
+            continuation.finish()
+            await reporter.value
+            throw error
+        }
+    }
+
+    /// Shows upload progress in steps of at least 5 %, and the end.
+    private func reportUploadProgress(_ reqId: String, _ fraction: Double) {
+        let last = reportedProgress[reqId] ?? 0
+        let clamped = min(max(fraction, 0), 1)
+        guard clamped - last >= 0.05 || (clamped == 1 && last < 1) else { return }
+        guard var entry = try? store.outboxEntry(reqId: reqId), entry.message.syncState == .uploading else { return }
+        reportedProgress[reqId] = clamped
+        entry.message.uploadProgress = clamped
+        _ = try? save(entry)
+    }
+}

@@ -1,0 +1,307 @@
+import Foundation
+
+// MARK: - The outbox: presenting, sending, resolving
+
+extension SyncEngine {
+    static let pendingStates: Set<SyncState> = [.created, .uploading, .syncing]
+
+    var now: Int64 { options.currentTime() }
+
+    // MARK: Presenting entries in views
+
+    /// Shows an entry's state in its channel's views and to its observers.
+    ///
+    /// - Parameter entering: the entry joins a list now (a new message, or one that just
+    ///   failed): views that do not hold it yet add it. Otherwise only views that hold
+    ///   it are updated (§3.3a: older entries join through fetchPending/FailedMessages).
+    func present(_ entry: OutboxEntry, entering: Bool = false, reason: FailedMessageEventActionReason = .none) {
+        for view in views(of: entry.channelURL) where view.filter.matches(entry.message) {
+            if entry.isInFailedList {
+                let joinedNow = view.pendingIndex(entry.reqId) != nil
+                view.removePending(entry.reqId)
+                if entering || joinedNow || view.failedIndex(entry.reqId) != nil {
+                    view.upsertFailed(entry.message, reason: reason)
+                }
+            } else if entering || view.pendingIndex(entry.reqId) != nil {
+                view.upsertPending(entry.message)
+            }
+        }
+        observers.publish(entry.message)
+    }
+
+    /// Removes an entry from its channel's views and ends its observers.
+    func withdraw(_ entry: OutboxEntry, reason: FailedMessageEventActionReason) {
+        for view in views(of: entry.channelURL) {
+            view.removePending(entry.reqId)
+            view.removeFailed(entry.reqId, reason: reason)
+        }
+        observers.finish(entry.reqId)
+    }
+
+    /// Writes a changed entry and presents it.
+    @discardableResult
+    func save(_ entry: OutboxEntry, entering: Bool = false, reason: FailedMessageEventActionReason = .none) throws -> OutboxEntry {
+        try store.updateOutbox(entry)
+        present(entry, entering: entering, reason: reason)
+        return entry
+    }
+
+    // MARK: Sending
+
+    /// Validates, stores the message in the outbox (one transaction), shows it as
+    /// pending, and wakes its lane. Answers the stored message.
+    func send(_ params: MessageParams, channelURL: String) throws -> Message {
+        try checkOpen()
+        let file = try validate(params, channelURL: channelURL)
+        let newest = try store.newestMessage(channelURL: channelURL)?.createdAt ?? .min
+        let createdAt = max(now, newest)
+        let message = Message(
+            reqId: UUID().uuidString, channelURL: channelURL, senderId: userId, kind: params.kind, text: params.text,
+            customType: params.customType, data: params.data, file: file, parentMessageId: params.parentMessageId,
+            createdAt: createdAt, syncState: .created)
+        let entry = try store.insertOutbox(OutboxEntry(message: message))
+        present(entry, entering: true)
+        kickLanes(channelURL)
+        return entry.message
+    }
+
+    /// Checks what only the client can check; answers the attachment to store.
+    private func validate(_ params: MessageParams, channelURL: String) throws -> FileInfo? {
+        func invalid(_ why: String) -> SyncManagerError { SyncManagerError(.invalidParameter, why) }
+        guard !channelURL.isEmpty else { throw invalid("channelURL must not be empty") }
+        if let channel = try store.channel(channelURL), !channel.memberIds.isEmpty, !channel.memberIds.contains(userId) {
+            throw invalid("\(userId) is not a member of \(channelURL)")
+        }
+        guard params.text.count <= SendLimits.maxTextLength else {
+            throw invalid("the text is longer than \(SendLimits.maxTextLength) characters")
+        }
+        guard params.data.utf8.count <= SendLimits.maxDataSize else {
+            throw invalid("the data is larger than \(SendLimits.maxDataSize) bytes")
+        }
+        switch params.kind {
+        case .text:
+            guard !params.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+                throw invalid("a text message needs text")
+            }
+            return nil
+        case .custom:
+            guard !params.customType.isEmpty else { throw invalid("a custom message needs a customType") }
+            return nil
+        case .image, .video, .audio, .file:
+            guard let path = params.localPath, !path.isEmpty else { throw invalid("a media message needs a file") }
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+                throw invalid("no file at \(path)")
+            }
+            guard FileManager.default.isReadableFile(atPath: path) else { throw invalid("the file at \(path) cannot be read") }
+            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
+            guard size <= SendLimits.maxFileSize else {
+                throw invalid("the file is larger than \(SendLimits.maxFileSize) bytes")
+            }
+            let name = params.fileName.flatMap { $0.isEmpty ? nil : $0 } ?? URL(fileURLWithPath: path).lastPathComponent
+            return FileInfo(name: name, mimeType: params.mimeType ?? "application/octet-stream", size: size, localPath: path)
+        }
+    }
+
+    // MARK: Resolving
+
+    /// A message of this device is stored on the server: it leaves the outbox and,
+    /// where that keeps views contiguous, enters the succeeded lists.
+    func resolveSent(reqId: String, sent: Message) throws {
+        var sent = sent
+        sent.syncState = .synced
+        sent.uploadProgress = nil
+        sent.failure = nil
+        guard let entry = try store.outboxEntry(reqId: reqId) else { return }  // resolved (by its echo) or cancelled
+        try store.deleteOutbox(reqId: reqId)
+        reportedProgress[reqId] = nil
+        manualResends.remove(reqId)
+        observers.publish(sent)
+        let channelURL = sent.channelURL
+        if let live = channels[channelURL]?.liveEdge, sent.sortKey > live {
+            // Its real-time echo will place it; until then it stays where it is shown.
+            awaitingEcho[reqId] = sent
+            return
+        }
+        withdraw(entry, reason: .removeResendSucceeded)
+        if try isCached(sent.sortKey, in: channelURL) {
+            try store.upsertMessages([sent])
+            refreshViews(channelURL, with: [sent])
+        }
+    }
+
+    /// A message with a request id arrived from the service (real time or sync): if it
+    /// is one of ours still in the outbox, or awaiting its echo, it is resolved now.
+    /// Removals come first; the caller inserts it where it belongs.
+    func resolveArrival(_ message: Message) throws {
+        guard !message.reqId.isEmpty else { return }
+        if awaitingEcho.removeValue(forKey: message.reqId) != nil {
+            for view in views(of: message.channelURL) {
+                view.removePending(message.reqId)
+                view.removeFailed(message.reqId, reason: .removeResendSucceeded)
+            }
+            return
+        }
+        guard let entry = try store.outboxEntry(reqId: message.reqId), entry.channelURL == message.channelURL else { return }
+        try store.deleteOutbox(reqId: message.reqId)
+        awaitingReconciliation.remove(message.reqId)
+        manualResends.remove(message.reqId)
+        var synced = message
+        synced.syncState = .synced
+        observers.publish(synced)
+        withdraw(entry, reason: .removeResendSucceeded)
+    }
+
+    // MARK: Failing
+
+    /// Applies the resend policy to a message that could not be sent (§4.3).
+    func fail(_ entry: OutboxEntry, failure: SyncFailure) throws {
+        var entry = entry
+        let wasFailed = entry.isInFailedList
+        let manual = manualResends.remove(entry.reqId) != nil
+        entry.message.syncState = .failed
+        entry.message.failure = failure
+        entry.message.uploadProgress = nil
+        entry.attempts = 0
+        reportedProgress[entry.reqId] = nil
+        if options.messageResendPolicy == .none && !wasFailed {
+            try store.deleteOutbox(reqId: entry.reqId)
+            observers.publish(entry.message)
+            withdraw(entry, reason: .removeUnknown)
+            return
+        }
+        if entry.failedAt == nil { entry.failedAt = now }
+        let automatic = options.messageResendPolicy == .automatic && failure.isRetryable && entry.origin == .outbox
+        if wasFailed && !manual { entry.resendAttempts += 1 }
+        let resendsLeft = automatic && entry.resendAttempts < options.automaticMessageResendRetryCount
+        let reason: FailedMessageEventActionReason
+        if !wasFailed {
+            reason = .none
+        } else if manual || (automatic && !resendsLeft) {
+            reason = .updateResendFailed
+        } else {
+            reason = .none
+        }
+        try save(entry, entering: !wasFailed, reason: reason)
+        if resendsLeft { scheduleAutomaticResend(entry) }
+        try enforceFailedLimits(channelURL: entry.channelURL)
+    }
+
+    /// Waits 2 s per resend already made (at most 10 s) on the injected clock, then
+    /// puts the message at the end of its lane.
+    private func scheduleAutomaticResend(_ entry: OutboxEntry) {
+        let delay = Duration.seconds(min(2 * (entry.resendAttempts + 1), 10))
+        let reqId = entry.reqId
+        let clock = options.clock
+        runInBackground { engine in
+            do { try await clock.sleep(for: delay) } catch { return }
+            try? await engine.requeue(reqId: reqId, manual: false)
+        }
+    }
+
+    /// Puts a failed message at the end of its lane to be sent again; it stays in the
+    /// failed list while in flight.
+    func requeue(reqId: String, manual: Bool) throws {
+        guard !isClosed, var entry = try store.outboxEntry(reqId: reqId), entry.message.syncState == .failed else { return }
+        if manual { manualResends.insert(reqId) }
+        try store.moveOutboxToLaneTail(reqId: reqId)
+        entry.message.syncState = .created
+        entry.attempts = 0
+        try save(entry)
+        kickLanes(entry.channelURL)
+    }
+
+    /// Keeps at most `maxFailedMessageCountPerChannel` failed messages (oldest go first)
+    /// and none older than `failedMessageRetentionDays`.
+    func enforceFailedLimits(channelURL: String? = nil) throws {
+        let failed = try store.outboxEntries(channelURL: channelURL).filter(\.isInFailedList)
+        let oldestAllowed = now - Int64(options.failedMessageRetentionDays) * 86_400_000
+        var kept: [String: [OutboxEntry]] = [:]
+        for entry in failed {
+            if let failedAt = entry.failedAt, failedAt < oldestAllowed, entry.message.syncState == .failed {
+                try drop(entry, reason: .removeRetentionExpired)
+            } else {
+                kept[entry.channelURL, default: []].append(entry)
+            }
+        }
+        for entries in kept.values where entries.count > options.maxFailedMessageCountPerChannel {
+            let byAge = entries.sorted { ($0.failedAt ?? 0, $0.seq) < ($1.failedAt ?? 0, $1.seq) }
+            for entry in byAge.prefix(entries.count - options.maxFailedMessageCountPerChannel) {
+                try drop(entry, reason: .removeExceededMaxCount)
+            }
+        }
+    }
+
+    /// Removes an entry from the outbox and the views.
+    func drop(_ entry: OutboxEntry, reason: FailedMessageEventActionReason) throws {
+        try store.deleteOutbox(reqId: entry.reqId)
+        manualResends.remove(entry.reqId)
+        awaitingReconciliation.remove(entry.reqId)
+        withdraw(entry, reason: reason)
+    }
+
+    // MARK: The app's calls
+
+    func resend(reqId: String) throws -> Message {
+        try checkOpen()
+        guard let entry = try store.outboxEntry(reqId: reqId), entry.message.syncState == .failed else {
+            throw SyncManagerError(.invalidParameter, "no failed message with reqId '\(reqId)'")
+        }
+        guard entry.origin == .outbox else {
+            throw SyncManagerError(.invalidParameter, "'\(reqId)' was sent by the host app; resend it through its SDK")
+        }
+        try requeue(reqId: reqId, manual: true)
+        return try store.outboxEntry(reqId: reqId)?.message ?? entry.message
+    }
+
+    func cancel(reqId: String) throws {
+        try checkOpen()
+        guard let entry = try store.outboxEntry(reqId: reqId), entry.message.syncState == .created || entry.message.syncState == .failed
+        else {
+            throw SyncManagerError(.invalidParameter, "only a waiting or failed message can be cancelled ('\(reqId)')")
+        }
+        try drop(entry, reason: .removeManualAction)
+    }
+
+    func deleteFailed(reqId: String) throws {
+        try checkOpen()
+        guard let entry = try store.outboxEntry(reqId: reqId), entry.message.syncState == .failed else {
+            throw SyncManagerError(.invalidParameter, "no failed message with reqId '\(reqId)'")
+        }
+        try drop(entry, reason: .removeManualAction)
+    }
+
+    func deleteAllFailed(channelURL: String?) throws {
+        try checkOpen()
+        for entry in try store.outboxEntries(channelURL: channelURL, states: [.failed]) {
+            try drop(entry, reason: .removeManualAction)
+        }
+    }
+
+    func message(reqId: String) -> Message? {
+        guard !isClosed else { return nil }
+        if let entry = try? store.outboxEntry(reqId: reqId) { return entry.message }
+        if let sent = awaitingEcho[reqId] { return sent }
+        return try? store.message(reqId: reqId)
+    }
+
+    func observe(reqId: String, _ continuation: AsyncStream<Message>.Continuation) {
+        guard let current = message(reqId: reqId) else {
+            continuation.finish()
+            return
+        }
+        continuation.yield(current)
+        if current.syncState == .synced {
+            continuation.finish()
+            return
+        }
+        let id = observers.add(reqId, continuation)
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.stopObserving(reqId, id) }
+        }
+    }
+
+    private func stopObserving(_ reqId: String, _ id: Int) {
+        observers.remove(reqId, id: id)
+    }
+}
