@@ -103,6 +103,7 @@ extension SimulatedChatServer {
 
     func handleSend(_ request: SendMessageRequest, as userId: String) throws -> Message {
         try admit(userId)
+        sendLog.append((request.channelURL, request.reqId))
         let state = try memberState(request.channelURL, userId)
         guard !request.reqId.isEmpty else { throw ChatServiceError.permanent(.invalid, "reqId is empty") }
         if let stored = state.sentByReqId[request.reqId] {

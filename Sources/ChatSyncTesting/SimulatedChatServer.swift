@@ -56,6 +56,10 @@ public actor SimulatedChatServer {
     var uploadCount = 0
     var isHoldingRequests = false
     var heldRequests: [CheckedContinuation<Void, Never>] = []
+    var isHoldingUploads = false
+    var heldUploads: [CheckedContinuation<Void, Never>] = []
+    /// Every send request's (channel, reqId) in arrival order, repeats included.
+    public internal(set) var sendLog: [(channelURL: String, reqId: String)] = []
 
     /// The faults applied to requests.
     public private(set) var faults = FaultPlan()
@@ -95,6 +99,28 @@ public actor SimulatedChatServer {
 
     /// How many requests are waiting on ``holdRequests()``.
     public var heldRequestCount: Int { heldRequests.count }
+
+    /// Makes uploads wait before they complete until ``releaseUploads()``: a slow
+    /// upload, without real time.
+    public func holdUploads() {
+        isHoldingUploads = true
+    }
+
+    /// Lets held uploads (and later ones) complete.
+    public func releaseUploads() {
+        isHoldingUploads = false
+        let waiting = heldUploads
+        heldUploads.removeAll()
+        for upload in waiting { upload.resume() }
+    }
+
+    /// How many uploads are waiting on ``holdUploads()``.
+    public var heldUploadCount: Int { heldUploads.count }
+
+    func waitWhileUploadsHeld() async {
+        guard isHoldingUploads else { return }
+        await withCheckedContinuation { heldUploads.append($0) }
+    }
 
     func waitWhileHeld() async {
         guard isHoldingRequests else { return }

@@ -42,6 +42,7 @@ public struct SimulatedChatService: ChatService {
     /// Uploads a file, reporting progress in steps of 10 %.
     public func uploadFile(_ request: UploadRequest, progress: @escaping @Sendable (Double) -> Void) async throws -> FileInfo {
         try await delay()
+        await server.waitWhileUploadsHeld()
         return try await server.handleUpload(request, progress: progress, as: userId)
     }
 

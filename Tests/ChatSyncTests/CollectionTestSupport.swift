@@ -42,11 +42,21 @@ struct Harness {
     }
 
     /// Waits, by scheduler turns and never by time, until alice's manager has handled every
-    /// event the server delivered and no background work runs.
+    /// event the server delivered and no background work runs. Gives up only after
+    /// 20,000 turns in which neither the server nor the manager made progress.
     func settle(sourceLocation: SourceLocation = #_sourceLocation) async {
-        for _ in 0..<20_000 {
+        var stalled = 0
+        var last = (-1, -1)
+        while stalled < 20_000 {
             let delivered = await server.deliveredEventCount(for: "alice")
             if await manager.engine.isIdle(deliveredEvents: delivered) { return }
+            let progress = (await server.requestCount, await manager.engine.handledEventCount)
+            if progress != last {
+                last = progress
+                stalled = 0
+            } else {
+                stalled += 1
+            }
             await Task.yield()
         }
         let delivered = await server.deliveredEventCount(for: "alice")

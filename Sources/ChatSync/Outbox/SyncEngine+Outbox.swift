@@ -116,6 +116,7 @@ extension SyncEngine {
         try store.deleteOutbox(reqId: reqId)
         reportedProgress[reqId] = nil
         manualResends.remove(reqId)
+        remember(sent)
         observers.publish(sent)
         let channelURL = sent.channelURL
         if let live = channels[channelURL]?.liveEdge, sent.sortKey > live {
@@ -148,8 +149,15 @@ extension SyncEngine {
         manualResends.remove(message.reqId)
         var synced = message
         synced.syncState = .synced
+        remember(synced)
         observers.publish(synced)
         withdraw(entry, reason: .removeResendSucceeded)
+    }
+
+    /// Keeps a synced message of this device for `message(reqId:)`.
+    private func remember(_ message: Message) {
+        if recentlySynced.updateValue(message, forKey: message.reqId) == nil { recentlySyncedOrder.append(message.reqId) }
+        if recentlySyncedOrder.count > 1_000 { recentlySynced[recentlySyncedOrder.removeFirst()] = nil }
     }
 
     // MARK: Failing
@@ -281,8 +289,8 @@ extension SyncEngine {
     func message(reqId: String) -> Message? {
         guard !isClosed else { return nil }
         if let entry = try? store.outboxEntry(reqId: reqId) { return entry.message }
-        if let sent = awaitingEcho[reqId] { return sent }
-        return try? store.message(reqId: reqId)
+        if let cached = try? store.message(reqId: reqId) { return cached }
+        return awaitingEcho[reqId] ?? recentlySynced[reqId]
     }
 
     func observe(reqId: String, _ continuation: AsyncStream<Message>.Continuation) {

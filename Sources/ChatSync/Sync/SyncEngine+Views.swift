@@ -70,6 +70,7 @@ extension SyncEngine {
     /// Adds the outbox's failed messages of the channel that match the filter.
     func fetchFailed(_ id: Int) throws {
         let view = try view(id)
+        try enforceFailedLimits(channelURL: view.channelURL)
         let entries = try store.outboxEntries(channelURL: view.channelURL, states: [.failed])
         for entry in entries where view.filter.matches(entry.message) && view.failedIndex(entry.reqId) == nil {
             view.upsertFailed(entry.message, reason: .none)

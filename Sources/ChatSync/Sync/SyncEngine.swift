@@ -44,6 +44,10 @@ actor SyncEngine {
     var awaitingReconciliation: Set<String> = []
     /// Request ids being resent by the app (not by the automatic policy).
     var manualResends: Set<String> = []
+    /// Messages this device sent that synced lately, so `message(reqId:)` can answer
+    /// even when no collection has cached them; the oldest are forgotten past 1,000.
+    var recentlySynced: [String: Message] = [:]
+    var recentlySyncedOrder: [String] = []
     /// The last upload progress reported per request id, for throttling.
     var reportedProgress: [String: Double] = [:]
     private var backgroundTasks: [Int: Task<Void, Never>] = [:]
@@ -76,6 +80,7 @@ actor SyncEngine {
         guard !isClosed, !isRunning else { return }
         isRunning = true
         connectionState = .connecting
+        do { try enforceFailedLimits() } catch { logger.error("could not apply failed-message limits: \(error)") }
         handledEventCount = 0
         let stream = await service.events()
         var events = stream.makeAsyncIterator()

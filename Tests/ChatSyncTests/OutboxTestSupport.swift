@@ -1,0 +1,113 @@
+import ChatSyncTesting
+import Foundation
+import Synchronization
+import Testing
+
+@testable import ChatSync
+
+/// A wall clock the test moves by hand.
+final class ManualTime: Sendable {
+    private let value = Mutex<Int64>(1_800_000_000_000)
+    var now: Int64 { value.withLock { $0 } }
+    func advance(days: Int) { value.withLock { $0 += Int64(days) * 86_400_000 } }
+    var source: @Sendable () -> Int64 { { [self] in now } }
+}
+
+/// Writes a small file to attach to media messages.
+func makeAttachment(in dir: TemporaryDirectory, _ name: String = "photo.png", bytes: Int = 2_048) throws -> String {
+    let path = dir.path(name)
+    try Data(repeating: 7, count: bytes).write(to: URL(fileURLWithPath: path))
+    return path
+}
+
+/// Wraps a service so a test can hold send responses (the request is applied, the
+/// answer waits) or hold real-time events (they queue until released).
+actor ControlledService: ChatService {
+    let inner: any ChatService
+    private var holdingResponses = false
+    private var heldResponses: [CheckedContinuation<Void, Never>] = []
+    private var holdingEvents = false
+    private var bufferedEvents: [ServiceEvent] = []
+    private var downstream: AsyncStream<ServiceEvent>.Continuation?
+    private(set) var forwardedEvents = 0
+
+    init(_ inner: any ChatService) { self.inner = inner }
+
+    func holdResponses() { holdingResponses = true }
+    func releaseResponses() {
+        holdingResponses = false
+        let waiting = heldResponses
+        heldResponses.removeAll()
+        for response in waiting { response.resume() }
+    }
+    var heldResponseCount: Int { heldResponses.count }
+
+    func holdEvents() { holdingEvents = true }
+    func releaseEvents() {
+        holdingEvents = false
+        for event in bufferedEvents { downstream?.yield(event) }
+        bufferedEvents.removeAll()
+    }
+    var bufferedEventCount: Int { bufferedEvents.count }
+
+    private func forward(_ event: ServiceEvent) {
+        forwardedEvents += 1
+        if holdingEvents { bufferedEvents.append(event) } else { downstream?.yield(event) }
+    }
+
+    func events() async -> AsyncStream<ServiceEvent> {
+        let upstream = await inner.events()
+        let (stream, continuation) = AsyncStream<ServiceEvent>.makeStream()
+        downstream = continuation
+        var iterator = upstream.makeAsyncIterator()
+        if let first = await iterator.next() { continuation.yield(first) }
+        // Not isolated to this actor (self is weak), so the iterator never crosses isolation.
+        Task { [weak self, iterator] in
+            var iterator = iterator
+            while let event = await iterator.next() { await self?.forward(event) }
+        }
+        return stream
+    }
+
+    func sendMessage(_ request: SendMessageRequest) async throws -> Message {
+        let sent = try await inner.sendMessage(request)
+        if holdingResponses { await withCheckedContinuation { heldResponses.append($0) } }
+        return sent
+    }
+
+    func fetchMessages(_ query: MessageQuery) async throws -> MessagePage { try await inner.fetchMessages(query) }
+    func messageChangeLogs(channelURL: String, token: String?, limit: Int) async throws -> MessageChangeLogs {
+        try await inner.messageChangeLogs(channelURL: channelURL, token: token, limit: limit)
+    }
+    func lookUpMessages(channelURL: String, reqIds: [String]) async throws -> [Message] {
+        try await inner.lookUpMessages(channelURL: channelURL, reqIds: reqIds)
+    }
+    func uploadFile(_ request: UploadRequest, progress: @escaping @Sendable (Double) -> Void) async throws -> FileInfo {
+        try await inner.uploadFile(request, progress: progress)
+    }
+    func updateMessage(channelURL: String, messageId: Int64, text: String) async throws -> Message {
+        try await inner.updateMessage(channelURL: channelURL, messageId: messageId, text: text)
+    }
+    func deleteMessage(channelURL: String, messageId: Int64) async throws {
+        try await inner.deleteMessage(channelURL: channelURL, messageId: messageId)
+    }
+    func fetchChannels(_ query: ChannelPageQuery) async throws -> ChannelPage { try await inner.fetchChannels(query) }
+    func channelChangeLogs(token: String?, limit: Int) async throws -> ChannelChangeLogs {
+        try await inner.channelChangeLogs(token: token, limit: limit)
+    }
+}
+
+extension Harness {
+    /// The outbox as it stands, in creation order.
+    func outbox() throws -> [OutboxEntry] { try manager.engine.store.outboxEntries() }
+
+    /// Every state `observeMessage` reports for `reqId` until it finishes.
+    func states(of reqId: String) -> Task<[SyncState], Never> {
+        let stream = manager.observeMessage(reqId: reqId)
+        return Task {
+            var states: [SyncState] = []
+            for await message in stream where states.last != message.syncState { states.append(message.syncState) }
+            return states
+        }
+    }
+}
