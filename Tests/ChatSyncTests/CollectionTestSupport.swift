@@ -98,6 +98,9 @@ final class EventRecorder: MessageCollectionHandler {
     func collectionDidDetectHugeGap(_ c: MessageCollection) { record(.hugeGapDetected) }
 
     var newMessages: [Message] { events.compactMap { if case .newMessage(let m) = $0 { m } else { nil } } }
+    var failedReqIds: Set<String> {
+        Set(events.flatMap { event -> [String] in if case .failed(_, let messages, _) = event { messages.map(\.reqId) } else { [] } })
+    }
     var gapCount: Int { events.filter { $0 == .hugeGapDetected }.count }
     var succeededEvents: [(MessageEventAction, [Message])] {
         events.compactMap { if case .succeeded(let a, let m) = $0 { (a, m) } else { nil } }

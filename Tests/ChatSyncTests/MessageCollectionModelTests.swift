@@ -1,5 +1,6 @@
 import ChatSyncTesting
 import Foundation
+import Logging
 import Testing
 
 @testable import ChatSync
@@ -9,7 +10,7 @@ import Testing
 @Suite("MessageCollection model")
 struct MessageCollectionModelTests {
     /// How many seeds CI runs; `MODEL_SEEDS=N` runs more.
-    static let seeds: [UInt64] = Array(0..<UInt64(ProcessInfo.processInfo.environment["MODEL_SEEDS"].flatMap(Int.init) ?? 200))
+    static let seeds = ModelSeeds.all
 
     private struct Subject {
         let collection: MessageCollection
@@ -24,6 +25,7 @@ struct MessageCollectionModelTests {
             $0.syncBatchSize = Int.random(in: 1...12, using: &random)
             $0.hugeGapThreshold = 25
             $0.messageCollectionCapacity = 200
+            $0.logger = Logger(label: "seed-\(seed)")
         }
         let server = harness.server
         let senders = ["bob", "carol", "alice"]
@@ -99,7 +101,13 @@ struct MessageCollectionModelTests {
                         succeeded.map(\.messageId) == expected.map(\.messageId),
                         "seed \(seed) step \(step) \(subject.filter): the view equals the server between its ends; view \(state); steps \(log)"
                     )
-                    #expect(succeeded.map(\.text) == expected.map(\.text), "seed \(seed) step \(step): edits reached the view")
+                    let stale = zip(succeeded, expected).filter { $0.text != $1.text }.map { view, server in
+                        let cached = try? harness.manager.engine.store.message(channelURL: Harness.channel, messageId: view.messageId)
+                        return
+                            "\(view.messageId): view '\(view.text)'@\(view.updatedAt) server '\(server.text)'@\(server.updatedAt) cache '\(cached?.text ?? "-")'"
+                    }
+                    #expect(
+                        stale.isEmpty, "seed \(seed) step \(step) \(subject.filter): edits reached the view: \(stale); \(log.suffix(10))")
                 }
             }
         }

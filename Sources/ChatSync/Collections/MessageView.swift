@@ -13,7 +13,9 @@ final class MessageView {
 
     /// Ascending by `(createdAt, messageId)`, no duplicates, contiguous in the channel.
     private(set) var succeeded: [Message] = [] {
-        didSet { succeededIds = Set(succeeded.lazy.map(\.messageId)) }
+        didSet {
+            succeededIds = Set(succeeded.lazy.map(\.messageId))
+        }
     }
     /// The ids in ``succeeded``, to answer "is it in the view" without a scan.
     private var succeededIds: Set<Int64> = []

@@ -24,6 +24,9 @@ actor SyncEngine {
     private(set) var epoch = 0
     /// Real-time events handled from the current subscription (tests wait on it).
     private(set) var handledEventCount = 0
+    /// Bumped by every resume: an event still in the hands of an older subscription's
+    /// loop is dropped rather than applied out of order.
+    private var subscription = 0
 
     var views: [Int: MessageView] = [:]
     var nextViewId = 0
@@ -82,18 +85,20 @@ actor SyncEngine {
         connectionState = .connecting
         do { try enforceFailedLimits() } catch { logger.error("could not apply failed-message limits: \(error)") }
         handledEventCount = 0
+        subscription += 1
+        let current = subscription
         let stream = await service.events()
         var events = stream.makeAsyncIterator()
         // A subscription starts with the connection state: apply it before returning,
         // so that a fetch right after `resumeSync()` knows whether it may go online.
-        if let first = await events.next() { handle(first) }
-        guard isRunning, !isClosed else { return }  // paused or closed meanwhile
+        if let first = await events.next() { handle(first, from: current) }
+        guard isRunning, !isClosed, subscription == current else { return }  // paused or closed meanwhile
         // The loop holds the engine weakly so that a forgotten manager can go away.
         eventsTask = Task { [weak self, events] in
             var events = events
             while let event = await events.next() {
                 guard let self else { return }
-                await self.handle(event)
+                await self.handle(event, from: current)
             }
         }
     }
@@ -161,9 +166,11 @@ actor SyncEngine {
 
     // MARK: - Service events
 
-    private func handle(_ event: ServiceEvent) {
+    private func handle(_ event: ServiceEvent, from subscription: Int) {
+        // A late event of an older subscription, or after pause or close, is dropped, not applied.
+        guard subscription == self.subscription else { return }
         handledEventCount += 1
-        guard isRunning, !isClosed else { return }  // a late event after pause is dropped, not applied
+        guard isRunning, !isClosed else { return }
         switch event {
         case .connectionChanged(let state):
             guard state != connectionState else { return }

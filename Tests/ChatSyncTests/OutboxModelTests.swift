@@ -1,0 +1,193 @@
+import ChatSyncTesting
+import Foundation
+import Testing
+
+@testable import ChatSync
+
+/// Random schedules that mix sending, cancelling, resending, fault plans, offline
+/// periods and relaunches (close and reopen the same file) with other users'
+/// traffic, checking after every step the guarantees of API.md §3.3 and §4.
+@Suite("Outbox model")
+struct OutboxModelTests {
+    static let seeds = ModelSeeds.all
+
+    private struct Subject {
+        let collection: MessageCollection
+        let recorder: EventRecorder
+        let filter: MessageFilter
+    }
+
+    private struct Sent {
+        let reqId: String
+        let lane: SendLane
+        let permanent: Bool
+    }
+
+    private func open(_ harness: Harness, filters: [MessageFilter]) async throws -> [Subject] {
+        var subjects: [Subject] = []
+        for filter in filters {
+            let collection = try await harness.manager.messageCollection(channelURL: Harness.channel, filter: filter, limit: 10)
+            let recorder = EventRecorder()
+            await collection.setHandler(recorder)
+            try await collection.fetchPendingMessages()
+            try await collection.fetchFailedMessages()
+            subjects.append(Subject(collection: collection, recorder: recorder, filter: filter))
+        }
+        return subjects
+    }
+
+    @Test(arguments: seeds)
+    func randomSchedulesLoseNothingAndDoubleNothing(seed: UInt64) async throws {
+        var random = SeededGenerator(seed: seed &+ 10_000)
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        let attachment = try makeAttachment(in: dir)
+        let policy = [MessageResendPolicy.none, .manual, .automatic][Int(seed % 3)]
+        var harness = try await Harness.make(seed: seed, databasePath: dir.path("cache.sqlite")) {
+            $0.messageResendPolicy = policy
+            $0.syncBatchSize = Int.random(in: 2...10, using: &random)
+            $0.sendRetryLimit = Int.random(in: 0...3, using: &random)
+            $0.maxFailedMessageCountPerChannel = 1000
+            $0.hugeGapThreshold = 40
+            $0.messageCollectionCapacity = 200
+        }
+        let server = harness.server
+        for index in 0..<Int.random(in: 0...40, using: &random) {
+            try await server.post(.text("h\(index)"), from: "bob", to: Harness.channel)
+        }
+        let filters = [MessageFilter(), MessageFilter(kinds: [.image])]
+        var subjects = try await open(harness, filters: filters)
+        await harness.online()
+        var online = true
+        var faulty = false
+        var sent: [Sent] = []
+        var withdrawn: Set<String> = []  // cancelled or deleted by the app
+        var everFailed: Set<String> = []  // across relaunches: these may leave their lane's order
+        var log: [String] = []
+
+        for step in 0..<40 {
+            let subject = subjects.randomElement(using: &random)!
+            switch Int.random(in: 0..<100, using: &random) {
+            case 0..<30:
+                let media = Int.random(in: 0..<4, using: &random) == 0
+                let permanent = Int.random(in: 0..<8, using: &random) == 0
+                let text = permanent ? "bad \(step)" : "s\(step)"
+                let params: MessageParams =
+                    media ? .file(.image, localPath: attachment, name: "p.png", mimeType: "image/png", caption: text) : .text(text)
+                let message = try await harness.manager.sendMessage(params, channelURL: Harness.channel)
+                sent.append(Sent(reqId: message.reqId, lane: params.kind.lane, permanent: permanent))
+                log.append("send \(media ? "media" : "text")\(permanent ? " bad" : "")")
+            case 30..<45:
+                let direction: Direction = Bool.random(using: &random) ? .previous : .next
+                log.append("fetch \(direction)")
+                _ = try await subject.collection.fetchSucceededMessages(direction)
+            case 45..<52:
+                log.append("post by bob")
+                try await server.post(.text("b\(step)"), from: "bob", to: Harness.channel)
+            case 52..<58:
+                if let target = try harness.outbox().randomElement(using: &random) {
+                    do {
+                        try await harness.manager.cancelMessage(reqId: target.reqId)
+                        withdrawn.insert(target.reqId)
+                        log.append("cancel \(target.message.syncState)")
+                    } catch let error as SyncManagerError {
+                        // Only a message in flight may be refused, and only as an invalid parameter.
+                        #expect(error.code == .invalidParameter)
+                        log.append("cancel refused (\(target.message.syncState))")
+                    }
+                }
+            case 58..<65:
+                if let target = try harness.outbox().filter({ $0.message.syncState == .failed && $0.origin == .outbox }).randomElement(
+                    using: &random)
+                {
+                    log.append("resend")
+                    _ = try await harness.manager.resendMessage(reqId: target.reqId)
+                }
+            case 65..<72:
+                faulty.toggle()
+                log.append(faulty ? "faults on" : "faults off")
+            case 72..<80:
+                online.toggle()
+                log.append(online ? "online" : "offline")
+                await server.setOnline(online, for: "alice")
+            case 80..<88:
+                log.append("relaunch")
+                for subject in subjects { await subject.collection.remove() }
+                try await harness.relaunch()
+                subjects = try await open(harness, filters: filters)
+                await harness.manager.resumeSync()
+            default:
+                log.append("reset")
+                try await subject.collection.resetViewpointTimestamp(.max)
+            }
+            await applyFaults(server, faulty: faulty)
+            await harness.settle()
+            for subject in subjects { everFailed.formUnion(subject.recorder.failedReqIds) }
+            try await check(harness, subjects, sent: sent, everFailed: everFailed, seed: seed, step: step, log: log)
+        }
+
+        // Flush: a healthy connection, every failure resent, until nothing moves.
+        await server.setFaults(FaultPlan(permanentErrorTexts: Set((0..<40).map { "bad \($0)" })))
+        await server.setOnline(true, for: "alice")
+        await harness.settle()
+        for _ in 0..<3 {
+            for entry in try harness.outbox() where entry.message.syncState == .failed && entry.message.failure?.isRetryable == true {
+                _ = try await harness.manager.resendMessage(reqId: entry.reqId)
+            }
+            await harness.settle()
+        }
+        let onServer = await server.messages(in: Harness.channel).map(\.reqId).filter { !$0.isEmpty }
+        let outbox = try harness.outbox()
+        for message in sent {
+            let copies = onServer.filter { $0 == message.reqId }.count
+            let context = "seed \(seed) policy \(policy) \(message.permanent ? "bad" : "good") message; \(log)"
+            #expect(copies <= 1, "never doubled: \(context)")
+            if message.permanent {
+                #expect(copies == 0, "refused for good: \(context)")
+                let kept = outbox.contains { $0.reqId == message.reqId }
+                #expect(
+                    kept == (policy != .none && !withdrawn.contains(message.reqId)), "kept as failed unless dropped or deleted: \(context)")
+            } else if !withdrawn.contains(message.reqId) && policy != .none {
+                #expect(copies == 1, "nothing sent is lost: \(context)")
+            }
+        }
+        #expect(outbox.allSatisfy { $0.message.syncState == .failed }, "nothing left pending: seed \(seed)")
+        await harness.manager.close()
+    }
+
+    /// Texts marked "bad" are refused for good, whether or not transient faults are on.
+    private func applyFaults(_ server: SimulatedChatServer, faulty: Bool) async {
+        var plan = faulty ? FaultPlan(failRequestRate: 0.2, loseResponseRate: 0.2) : FaultPlan()
+        plan.permanentErrorTexts = Set((0..<40).map { "bad \($0)" })
+        await server.setFaults(plan)
+    }
+
+    private func check(
+        _ harness: Harness, _ subjects: [Subject], sent: [Sent], everFailed: Set<String>, seed: UInt64, step: Int, log: [String]
+    ) async throws {
+        let context = "seed \(seed) step \(step): \(log.suffix(6))"
+        let onServer = await harness.server.messages(in: Harness.channel)
+        var seen: Set<String> = []
+        for message in onServer where !message.reqId.isEmpty {
+            #expect(seen.insert(message.reqId).inserted, "a reqId stored twice: \(context)")
+        }
+        // Lane FIFO: the messages of a lane that never failed reach the server in creation order.
+        let arrival = Dictionary(onServer.enumerated().map { ($1.reqId, $0) }, uniquingKeysWith: { first, _ in first })
+        for lane in SendLane.allCases {
+            let order = sent.filter { $0.lane == lane && !everFailed.contains($0.reqId) }.compactMap { arrival[$0.reqId] }
+            #expect(order == order.sorted(), "lane \(lane) out of order: \(context)")
+        }
+        let outbox = try harness.outbox()
+        let awaitingEcho = Set(await harness.manager.engine.awaitingEcho.keys)
+        for subject in subjects {
+            let succeeded = await checkInvariants(subject.collection, subject.recorder)
+            let pending = await subject.collection.pendingMessages
+            let failed = await subject.collection.failedMessages
+            let inOutbox = Set(outbox.filter { subject.filter.matches($0.message) }.map(\.reqId))
+            #expect(
+                Set(pending.map(\.reqId) + failed.map(\.reqId)) == inOutbox.union(awaitingEcho.intersection(pending.map(\.reqId))),
+                "the pending and failed lists are the outbox: \(context)")
+            #expect(succeeded.allSatisfy(subject.filter.matches))
+        }
+    }
+}
