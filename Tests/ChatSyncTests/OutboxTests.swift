@@ -510,6 +510,32 @@ struct OutboxTests {
         await checkInvariants(collection, recorder)
     }
 
+    @Test func aLocalCreationTimeIsNeverEarlierThanTheNewestKnownMessage() async throws {
+        let time = ManualTime()
+        let harness = try await Harness.make { $0.currentTime = time.source }
+        // The device clock is behind: the channel's newest message is "in the future".
+        let ahead = try await harness.server.post(.text("from the future"), from: "bob", to: Harness.channel, at: time.now + 60_000)
+        let (collection, _) = try await collection(harness)
+        #expect(await collection.succeededMessages == [ahead])
+        await harness.manager.pauseSync()
+        let sent = try await harness.manager.sendMessage(.text("reply"), channelURL: Harness.channel)
+        #expect(sent.createdAt >= ahead.createdAt)
+        #expect(await collection.pendingMessages.first?.createdAt == sent.createdAt)
+    }
+
+    @Test func pausingStopsSendingAndResumingSendsWhatWaited() async throws {
+        let harness = try await Harness.make()
+        await harness.online()
+        await harness.manager.pauseSync()
+        let sent = try await harness.manager.sendMessage(.text("later"), channelURL: Harness.channel)
+        await harness.settle()
+        #expect(await harness.server.sendLog.isEmpty)
+        #expect(try harness.outbox().first?.message.syncState == .created)
+        await harness.manager.resumeSync()
+        await harness.settle()
+        #expect(await harness.server.messages(in: Harness.channel).map(\.reqId) == [sent.reqId])
+    }
+
     @Test func callsAfterCloseThrowClosed() async throws {
         let harness = try await Harness.make()
         let sent = try await harness.manager.sendMessage(.text("before"), channelURL: Harness.channel)

@@ -56,6 +56,22 @@ struct ReadmeExampleTests {
         // README-END
         #expect(!hasMore)
 
+        // README-BEGIN sending
+        // Stored in the outbox before this returns, shown as pending at once.
+        let draft = try await manager.sendMessage(.text("On my way!"), channelURL: "general")
+
+        // Follow one message: .created, then .syncing, then .synced (or .failed).
+        for await state in manager.observeMessage(reqId: draft.reqId) {
+            print(state.syncState)
+        }
+
+        // Failed messages stay in the failed list (policy .manual) until the app decides.
+        for failed in try await manager.messageCollection(channelURL: "general").failedMessages {
+            _ = try await manager.resendMessage(reqId: failed.reqId)
+        }
+        // README-END
+        #expect(await manager.message(reqId: draft.reqId)?.syncState == .synced)
+
         // README-BEGIN lifecycle
         // On sign-out.
         try await manager.clearCache()  // keeps unsent messages
