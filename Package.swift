@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "ChatSync",
-    platforms: [.macOS(.v14), .iOS(.v17)],
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "ChatSync", targets: ["ChatSync"]),
         .library(name: "ChatSyncTesting", targets: ["ChatSyncTesting"]),

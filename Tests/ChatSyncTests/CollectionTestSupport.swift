@@ -1,5 +1,4 @@
 import ChatSyncTesting
-import Clocks
 import Synchronization
 import Testing
 
@@ -22,7 +21,7 @@ struct Harness {
         try await server.createChannel(channel, members: ["alice", "bob", "carol"], name: "General")
         for index in 0..<history { try await server.post(.text("h\(index)"), from: "bob", to: channel) }
         var options = SyncManagerOptions()
-        options.clock = ImmediateClock()
+        options.clock = InstantClock()
         configure(&options)
         let manager = try await SyncManager(
             userId: "alice", service: server.service(for: "alice"), databasePath: databasePath, options: options)

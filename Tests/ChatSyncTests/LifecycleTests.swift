@@ -6,7 +6,7 @@ import Testing
 /// Lets background tasks run until `condition` holds, without any clock: a bounded
 /// number of scheduler turns, so a test that waits for an event can never hang.
 func eventually(_ condition: () async -> Bool) async -> Bool {
-    for _ in 0..<10_000 {
+    for _ in 0..<200_000 {
         if await condition() { return true }
         await Task.yield()
     }

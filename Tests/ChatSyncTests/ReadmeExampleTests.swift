@@ -1,6 +1,5 @@
 import ChatSync
 import ChatSyncTesting
-import Clocks
 import Foundation
 import Testing
 
