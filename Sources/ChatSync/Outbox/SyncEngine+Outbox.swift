@@ -118,6 +118,7 @@ extension SyncEngine {
         manualResends.remove(reqId)
         remember(sent)
         observers.publish(sent)
+        noteNewMessage(sent)
         let channelURL = sent.channelURL
         if let live = channels[channelURL]?.liveEdge, sent.sortKey > live {
             // Its real-time echo will place it; until then it stays where it is shown.

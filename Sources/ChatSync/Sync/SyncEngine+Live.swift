@@ -134,6 +134,7 @@ extension SyncEngine {
             }
             // Otherwise it is not cached: nothing proves the messages before it are, and
             // a row outside every chunk could not be kept up to date. Syncs will bring it.
+            noteNewMessage(received)
             let cached = try isCached(received.sortKey, in: channelURL)
             for view in views(of: channelURL) where view.filter.matches(received) {
                 if cached, view.covers(received.sortKey, followingLive: try isFollowingLive(view)) {
@@ -154,6 +155,7 @@ extension SyncEngine {
                 updated.syncState = .synced
                 try store.upsertMessages([updated])
                 refreshViews(message.channelURL, with: [updated])
+                noteChangedMessage(channelURL: message.channelURL, messageId: message.messageId, now: updated)
             } catch {
                 logger.error("could not apply an update: \(error)")
             }
@@ -169,10 +171,23 @@ extension SyncEngine {
             logger.error("could not apply a deletion: \(error)")
         }
         for view in views(of: channelURL) { view.remove(messageIds: Set(messageIds)) }
+        for id in messageIds { noteChangedMessage(channelURL: channelURL, messageId: id, now: nil) }
     }
 
     func applyChannelChanged(_ channel: Channel) {
-        do { try store.upsertChannels([channel]) } catch { logger.error("could not store a channel: \(error)") }
+        var channel = channel
+        do {
+            // A real-time channel event may carry an older last message than one already seen.
+            if let cached = try store.channel(channel.channelURL), let known = cached.lastMessage,
+                known.sortKey > (channel.lastMessage?.sortKey ?? .min)
+            {
+                channel.lastMessage = known
+            }
+            try store.upsertChannels([channel])
+        } catch {
+            logger.error("could not store a channel: \(error)")
+        }
+        reconcileChannelViews(channelURL: channel.channelURL, now: channel)
         for view in views(of: channel.channelURL) { view.emit(.channelUpdated(channel)) }
     }
 
@@ -180,6 +195,7 @@ extension SyncEngine {
         do { try store.deleteChannel(channelURL) } catch { logger.error("could not drop a channel: \(error)") }
         chunkCache[channelURL] = nil
         channels[channelURL] = nil
+        reconcileChannelViews(channelURL: channelURL, now: nil)
         for view in views(of: channelURL) { view.emit(.channelRemoved(channelURL)) }
     }
 
@@ -229,6 +245,12 @@ extension SyncEngine {
     /// After a reconnect or resume: change logs first, then the views that follow the
     /// newest messages catch up from the newest chunk's edge.
     func reconnect() async {
+        do {
+            let hasToken = try store.syncToken(scope: ChatStore.channelTokenScope) != nil
+            if !channelViews.isEmpty || hasToken { _ = try await prepareChannelList() }
+        } catch {
+            logger.warning("channel change logs after reconnecting failed: \(error)")
+        }
         let channelURLs = Set(views.values.map(\.channelURL)).sorted()
         for channelURL in channelURLs {
             guard isOnline else { return }

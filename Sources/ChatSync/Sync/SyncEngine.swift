@@ -29,7 +29,10 @@ actor SyncEngine {
     private var subscription = 0
 
     var views: [Int: MessageView] = [:]
+    var channelViews: [Int: ChannelView] = [:]
     var nextViewId = 0
+    /// The connection epoch in which channel change logs were last applied.
+    var channelLogsEpoch: Int?
     var channels: [String: ChannelSyncState] = [:]
     /// Each channel's chunks, read once from the store and kept in step with it:
     /// the engine is the only writer.
@@ -119,6 +122,8 @@ actor SyncEngine {
         backgroundTasks.removeAll()
         for view in views.values { view.finish() }
         views.removeAll()
+        for view in channelViews.values { view.finish() }
+        channelViews.removeAll()
         observers.finishAll()
         store.close()
     }
@@ -128,7 +133,9 @@ actor SyncEngine {
         try store.clearCache()
         chunkCache.removeAll()
         channels.removeAll()
+        channelLogsEpoch = nil
         for view in views.values { view.clearSucceeded() }
+        for view in channelViews.values { view.clear() }
     }
 
     // MARK: - Background work

@@ -1,0 +1,99 @@
+/// The engine's state of one ``ChannelCollection``.
+///
+/// The view holds exactly the cached channels that match its query and sort at or
+/// before its boundary (the last channel its pages reached), or all of them once the
+/// end is known. Every change is applied the same way: recompute that set from the
+/// cache and emit the difference.
+final class ChannelView {
+    let id: Int
+    let query: ChannelListQuery
+    /// In query order.
+    private(set) var channels: [Channel] = []
+    /// The last channel the pages reached; `nil` before the first page.
+    var boundary: Channel?
+    /// Every matching channel is in the view.
+    var isComplete = false
+    /// Where the service's next page starts; `nil` before the first page.
+    var serverCursor: String?
+    /// The service has no more pages.
+    var serverExhausted = false
+    /// A fetch is running.
+    var isFetching = false
+    private let continuation: AsyncStream<ChannelCollectionEvent>.Continuation
+
+    init(id: Int, query: ChannelListQuery, continuation: AsyncStream<ChannelCollectionEvent>.Continuation) {
+        self.id = id
+        self.query = query
+        self.continuation = continuation
+    }
+
+    func finish() { continuation.finish() }
+
+    /// Whether `channel` belongs in the view.
+    func admits(_ channel: Channel) -> Bool {
+        guard query.matches(channel) else { return false }
+        if isComplete { return true }
+        guard let boundary else { return false }
+        return !query.order.sortsBefore(boundary, channel)
+    }
+
+    /// Moves the boundary to `channel` if it sorts later than the current one.
+    func extendBoundary(to channel: Channel) {
+        if let boundary, !query.order.sortsBefore(boundary, channel) { return }
+        boundary = channel
+    }
+
+    /// Makes the view hold exactly the admitted channels of `cached` (every cached
+    /// channel), emitting removals, moves, insertions and updates, in that order.
+    func reconcile(with cached: [Channel]) {
+        show(cached.filter(admits))
+    }
+
+    /// Applies one channel's change (`nil`: it is gone) without reading the others.
+    func reconcile(channelURL: String, now channel: Channel?) {
+        var target = channels.filter { $0.channelURL != channelURL }
+        if let channel, admits(channel) { target.append(channel) }
+        show(target)
+    }
+
+    private func show(_ admitted: [Channel]) {
+        let target = admitted.sorted { query.order.sortsBefore($0, $1) }
+        let old = Dictionary(channels.map { ($0.channelURL, $0) }, uniquingKeysWith: { first, _ in first })
+        let new = Set(target.map(\.channelURL))
+        let removed = channels.filter { !new.contains($0.channelURL) }
+        var moved: [Channel] = []
+        var inserted: [Channel] = []
+        var updated: [Channel] = []
+        for channel in target {
+            guard let before = old[channel.channelURL] else {
+                inserted.append(channel)
+                continue
+            }
+            guard before != channel else { continue }
+            if sortsDifferently(before, channel) { moved.append(channel) } else { updated.append(channel) }
+        }
+        channels = target
+        if !removed.isEmpty { continuation.yield(.channels(.remove, removed)) }
+        if !moved.isEmpty { continuation.yield(.channels(.move, moved)) }
+        if !inserted.isEmpty { continuation.yield(.channels(.insert, inserted)) }
+        if !updated.isEmpty { continuation.yield(.channels(.update, updated)) }
+    }
+
+    /// Empties the view with one clear event.
+    func clear() {
+        channels = []
+        boundary = nil
+        isComplete = false
+        serverCursor = nil
+        serverExhausted = false
+        continuation.yield(.channels(.clear, []))
+    }
+
+    private func sortsDifferently(_ before: Channel, _ after: Channel) -> Bool {
+        switch query.order {
+        case .latestLastMessage: before.lastActivityAt != after.lastActivityAt
+        case .chronological: before.createdAt != after.createdAt
+        case .channelNameAlphabetical: before.name != after.name
+        }
+    }
+}

@@ -1,0 +1,29 @@
+/// What a ``ChannelCollection`` lists, and how.
+///
+/// ```swift
+/// let teams = ChannelListQuery(order: .channelNameAlphabetical, includeEmpty: false,
+///                              customTypes: ["team"], limit: 30)
+/// ```
+public struct ChannelListQuery: Sendable, Hashable {
+    /// The sort order.
+    public var order: ChannelOrder
+    /// Whether channels without messages are listed.
+    public var includeEmpty: Bool
+    /// Only channels of these custom types; `nil` for all.
+    public var customTypes: Set<String>?
+    /// Channels per page, in `1...100`.
+    public var limit: Int
+
+    /// Creates a query.
+    public init(order: ChannelOrder = .latestLastMessage, includeEmpty: Bool = true, customTypes: Set<String>? = nil, limit: Int = 20) {
+        self.order = order
+        self.includeEmpty = includeEmpty
+        self.customTypes = customTypes
+        self.limit = limit
+    }
+
+    /// Whether `channel` passes the query's filters.
+    public func matches(_ channel: Channel) -> Bool {
+        (includeEmpty || channel.lastMessage != nil) && (customTypes?.contains(channel.customType) ?? true)
+    }
+}

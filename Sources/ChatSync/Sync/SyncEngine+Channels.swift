@@ -1,0 +1,139 @@
+// MARK: - Channel lists
+
+extension SyncEngine {
+    func makeChannelView(query: ChannelListQuery) throws -> (Int, AsyncStream<ChannelCollectionEvent>) {
+        try checkOpen()
+        guard (1...100).contains(query.limit) else {
+            throw SyncManagerError(.invalidParameter, "limit must be in 1...100 (got \(query.limit))")
+        }
+        let (stream, continuation) = AsyncStream<ChannelCollectionEvent>.makeStream(bufferingPolicy: .unbounded)
+        let id = nextViewId
+        nextViewId += 1
+        channelViews[id] = ChannelView(id: id, query: query, continuation: continuation)
+        return (id, stream)
+    }
+
+    func removeChannelView(_ id: Int) {
+        channelViews.removeValue(forKey: id)?.finish()
+    }
+
+    func channels(ofView id: Int) -> [Channel] { channelViews[id]?.channels ?? [] }
+
+    /// The cached channels a query can show, in its order.
+    private func cachedChannels(for query: ChannelListQuery) throws -> [Channel] {
+        try store.channels(order: query.order, includeEmpty: query.includeEmpty, customTypes: query.customTypes)
+            .sorted { query.order.sortsBefore($0, $1) }
+    }
+
+    /// The next page: the cache's at once, then, when online, the service's (cached first).
+    func fetchChannels(_ id: Int) async throws -> Bool {
+        try checkOpen()
+        guard let view = channelViews[id] else { throw SyncManagerError(.closed, "the channel collection was removed") }
+        guard !view.isFetching else { throw SyncManagerError(.duplicatedFetch, "a fetch is already running for this channel collection") }
+        view.isFetching = true
+        defer { view.isFetching = false }
+
+        let cached = try cachedChannels(for: view.query)
+        let beyond = cached.filter { channel in view.boundary.map { view.query.order.sortsBefore($0, channel) } ?? true }
+        if let last = beyond.prefix(view.query.limit).last { view.extendBoundary(to: last) }
+        view.reconcile(with: cached)
+        guard isOnline, !view.serverExhausted else { return view.serverExhausted ? false : beyond.count > view.query.limit }
+
+        guard try await prepareChannelList() else { return true }
+        let query = ChannelPageQuery(
+            order: view.query.order, includeEmpty: view.query.includeEmpty, customTypes: view.query.customTypes,
+            limit: view.query.limit, cursor: view.serverCursor)
+        guard let page = try await request({ try await $0.fetchChannels(query) }), !isClosed, channelViews[id] === view
+        else { return true }
+        try store.upsertChannels(page.channels)
+        view.serverCursor = page.nextCursor
+        view.serverExhausted = page.nextCursor == nil
+        if let last = page.channels.last { view.extendBoundary(to: last) }
+        if view.serverExhausted { view.isComplete = true }
+        try reconcileChannelViews()
+        return !view.serverExhausted
+    }
+
+    /// Brings every channel list in line with the cache.
+    func reconcileChannelViews() throws {
+        guard !channelViews.isEmpty else { return }
+        for view in channelViews.values.sorted(by: { $0.id < $1.id }) {
+            view.reconcile(with: try cachedChannels(for: view.query))
+        }
+    }
+
+    /// Shows one channel's change in every list.
+    func reconcileChannelViews(channelURL: String, now channel: Channel?) {
+        for view in channelViews.values.sorted(by: { $0.id < $1.id }) { view.reconcile(channelURL: channelURL, now: channel) }
+    }
+
+    // MARK: Live
+
+    /// A new message of a cached channel becomes its `lastMessage`, which moves it in
+    /// lists ordered by latest message.
+    func noteNewMessage(_ message: Message) {
+        do {
+            guard var channel = try store.channel(message.channelURL) else { return }
+            if let last = channel.lastMessage, last.messageId != message.messageId, last.sortKey > message.sortKey { return }
+            var latest = message
+            latest.syncState = .synced
+            latest.uploadProgress = nil
+            latest.failure = nil
+            latest.file?.localPath = nil
+            guard channel.lastMessage != latest else { return }
+            channel.lastMessage = latest
+            try store.upsertChannels([channel])
+            reconcileChannelViews(channelURL: channel.channelURL, now: channel)
+        } catch {
+            logger.error("could not note the last message of \(message.channelURL): \(error)")
+        }
+    }
+
+    /// An edited or deleted message that was a channel's last one changes the channel.
+    func noteChangedMessage(channelURL: String, messageId: Int64, now message: Message?) {
+        do {
+            guard var channel = try store.channel(channelURL), channel.lastMessage?.messageId == messageId else { return }
+            channel.lastMessage = try message ?? store.newestMessage(channelURL: channelURL)
+            try store.upsertChannels([channel])
+            reconcileChannelViews(channelURL: channelURL, now: channel)
+        } catch {
+            logger.error("could not update the last message of \(channelURL): \(error)")
+        }
+    }
+
+    // MARK: Change logs
+
+    /// Applies the channel change logs since the stored token, once per connection
+    /// epoch, or fetches a first token. Answers `false` when the service could not be reached.
+    func prepareChannelList() async throws -> Bool {
+        if channelLogsEpoch == epoch { return true }
+        let epochAtStart = epoch
+        let scope = ChatStore.channelTokenScope
+        var token = try store.syncToken(scope: scope)
+        if token == nil {
+            guard let first = try await request({ try await $0.channelChangeLogs(token: nil, limit: 100) }), !isClosed else { return false }
+            if try store.syncToken(scope: scope) == nil { try store.setSyncToken(first.token, scope: scope) }
+        } else {
+            while let since = token {
+                guard let logs = try await request({ try await $0.channelChangeLogs(token: since, limit: 100) }), !isClosed else {
+                    return false
+                }
+                try store.write { db in
+                    try ChatStore.upsertChannels(logs.updated, in: db)
+                    for url in logs.deletedChannelURLs {
+                        try db.execute(sql: "DELETE FROM channel WHERE channel_url = ?", arguments: [url])
+                    }
+                    try ChatStore.setSyncToken(logs.token, scope: scope, in: db)
+                }
+                for channel in logs.updated { reconcileChannelViews(channelURL: channel.channelURL, now: channel) }
+                for url in logs.deletedChannelURLs {
+                    reconcileChannelViews(channelURL: url, now: nil)
+                    for view in views(of: url) { view.emit(.channelRemoved(url)) }
+                }
+                token = logs.hasMore ? logs.token : nil
+            }
+        }
+        if epoch == epochAtStart { channelLogsEpoch = epoch }
+        return true
+    }
+}
