@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Fails when a README code block taken from the tests has drifted from them.
+"""Keeps the README's examples identical to the code the tests compile and run.
 
 Every block between `// README-BEGIN name` and `// README-END` in
-Tests/ChatSyncTests/ReadmeExampleTests.swift must appear in README.md, dedented,
-line for line. The tests compile and run those blocks, so the README's code does too.
+Tests/ChatSyncTests/ReadmeExampleTests.swift belongs in README.md as the fenced
+Swift block that follows a `<!-- example: name -->` line (the tour's block may
+start with import lines of its own). Without arguments: fail when any differs.
+With --write: rewrite the README's blocks from the tests.
 """
 import pathlib
 import re
@@ -12,14 +14,37 @@ import textwrap
 
 root = pathlib.Path(__file__).resolve().parent.parent
 source = (root / "Tests/ChatSyncTests/ReadmeExampleTests.swift").read_text()
-readme = (root / "README.md").read_text()
-blocks = re.findall(r"// README-BEGIN (\w+)\n(.*?)\n\s*// README-END", source, re.S)
+readme_path = root / "README.md"
+readme = readme_path.read_text()
+blocks = {name: textwrap.dedent(body).strip("\n")
+          for name, body in re.findall(r"// README-BEGIN (\w+)\n(.*?)\n\s*// README-END", source, re.S)}
 if not blocks:
     sys.exit("check-readme: no README blocks found in ReadmeExampleTests.swift")
+
+pattern = re.compile(r"(<!-- example: (\w+) -->\n```swift\n)((?:import [^\n]*\n)*\n?)((?:(?!```).)*?)(\n?```)", re.S)
+found = set()
 failed = False
-for name, body in blocks:
-    text = textwrap.dedent(body).strip("\n")
-    if text not in readme:
-        print(f"check-readme: the '{name}' block of ReadmeExampleTests.swift is not in README.md verbatim:\n{text}\n")
+
+def replace(match):
+    global failed
+    head, name, imports, body, tail = match.groups()
+    found.add(name)
+    if name not in blocks:
+        print(f"check-readme: README.md names an example '{name}' that the tests do not have")
         failed = True
+        return match.group(0)
+    if body != blocks[name]:
+        if "--write" not in sys.argv:
+            print(f"check-readme: the README's '{name}' example differs from ReadmeExampleTests.swift")
+            failed = True
+        return head + imports + blocks[name] + tail
+    return match.group(0)
+
+updated = pattern.sub(replace, readme)
+for name in blocks.keys() - found:
+    print(f"check-readme: the '{name}' example is missing from README.md (add <!-- example: {name} -->)")
+    failed = True
+if "--write" in sys.argv:
+    readme_path.write_text(updated)
+    failed = bool(blocks.keys() - found)
 sys.exit(1 if failed else 0)

@@ -71,6 +71,21 @@ struct ReadmeExampleTests {
         // README-END
         #expect(await manager.message(reqId: draft.reqId)?.syncState == .synced)
 
+        // README-BEGIN channels
+        // The channel list: cached pages first, kept live.
+        let list = try await manager.channelCollection(query: ChannelListQuery(order: .latestLastMessage, limit: 20))
+        let listScreen = Task {
+            for await case .channels(let action, let channels) in list.events {
+                print(action, channels.map(\.name))  // insert, update, move, remove, clear
+            }
+        }
+        while try await list.fetch() {}  // or one page per scroll to the end
+        let names = await list.channels.map(\.name)
+        await list.remove()
+        await listScreen.value
+        // README-END
+        #expect(names == ["General"])
+
         // README-BEGIN lifecycle
         // On sign-out.
         try await manager.clearCache()  // keeps unsent messages

@@ -20,6 +20,8 @@ final class ChannelView {
     /// A fetch is running.
     var isFetching = false
     private let continuation: AsyncStream<ChannelCollectionEvent>.Continuation
+    /// Events sent so far, so a test can tell when a consumer has read them all.
+    private(set) var emittedCount = 0
 
     init(id: Int, query: ChannelListQuery, continuation: AsyncStream<ChannelCollectionEvent>.Continuation) {
         self.id = id
@@ -28,6 +30,11 @@ final class ChannelView {
     }
 
     func finish() { continuation.finish() }
+
+    private func emit(_ event: ChannelCollectionEvent) {
+        emittedCount += 1
+        continuation.yield(event)
+    }
 
     /// Whether `channel` belongs in the view.
     func admits(_ channel: Channel) -> Bool {
@@ -73,10 +80,10 @@ final class ChannelView {
             if sortsDifferently(before, channel) { moved.append(channel) } else { updated.append(channel) }
         }
         channels = target
-        if !removed.isEmpty { continuation.yield(.channels(.remove, removed)) }
-        if !moved.isEmpty { continuation.yield(.channels(.move, moved)) }
-        if !inserted.isEmpty { continuation.yield(.channels(.insert, inserted)) }
-        if !updated.isEmpty { continuation.yield(.channels(.update, updated)) }
+        if !removed.isEmpty { emit(.channels(.remove, removed)) }
+        if !moved.isEmpty { emit(.channels(.move, moved)) }
+        if !inserted.isEmpty { emit(.channels(.insert, inserted)) }
+        if !updated.isEmpty { emit(.channels(.update, updated)) }
     }
 
     /// Empties the view with one clear event.
@@ -86,7 +93,7 @@ final class ChannelView {
         isComplete = false
         serverCursor = nil
         serverExhausted = false
-        continuation.yield(.channels(.clear, []))
+        emit(.channels(.clear, []))
     }
 
     private func sortsDifferently(_ before: Channel, _ after: Channel) -> Bool {

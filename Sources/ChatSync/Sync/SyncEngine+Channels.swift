@@ -19,6 +19,8 @@ extension SyncEngine {
 
     func channels(ofView id: Int) -> [Channel] { channelViews[id]?.channels ?? [] }
 
+    func channelEventCount(ofView id: Int) -> Int { channelViews[id]?.emittedCount ?? 0 }
+
     /// The cached channels a query can show, in its order.
     private func cachedChannels(for query: ChannelListQuery) throws -> [Channel] {
         try store.channels(order: query.order, includeEmpty: query.includeEmpty, customTypes: query.customTypes)
