@@ -165,7 +165,7 @@ extension SimulatedChatServer {
         }
         channels.sort { query.order.sortsBefore($0, $1) }
         if let cursor = query.cursor {
-            guard let after = ChannelCursor(cursor)?.channel else {
+            guard let after = ChannelCursor(encoded: cursor)?.channel else {
                 throw ChatServiceError.permanent(.invalid, "unknown channel cursor '\(cursor)'")
             }
             channels.removeAll { !query.order.sortsBefore(after, $0) }
@@ -207,29 +207,4 @@ extension SimulatedChatServer {
         }
         return try respond(ChannelChangeLogs(updated: updated, deletedChannelURLs: deleted, token: String(last), hasMore: hasMore))
     }
-}
-
-/// Where a channel page ended: enough of the last channel to compare others with it in any order.
-struct ChannelCursor: Codable {
-    var sortTime: Int64
-    var name: String
-    var channelURL: String
-
-    init(_ order: ChannelOrder, _ channel: Channel) {
-        sortTime = order == .chronological ? channel.createdAt : channel.lastActivityAt
-        name = channel.name
-        channelURL = channel.channelURL
-    }
-
-    init?(_ encoded: String) {
-        guard let data = Data(base64Encoded: encoded),
-            let cursor = try? JSONDecoder().decode(ChannelCursor.self, from: data)
-        else { return nil }
-        self = cursor
-    }
-
-    var encoded: String { ((try? JSONEncoder().encode(self)) ?? Data()).base64EncodedString() }
-
-    /// A stand-in channel that sorts exactly where the last channel of the page did.
-    var channel: Channel { Channel(channelURL: channelURL, name: name, createdAt: sortTime) }
 }

@@ -329,6 +329,33 @@ struct MessageCollectionTests {
         await checkInvariants(collection, recorder)
     }
 
+    @Test func fetchesWorkWhileTheRealTimeStreamConnectsAndTheViewFollowsOnceItIsUp() async throws {
+        let server = SimulatedChatServer()
+        try await server.createChannel(Harness.channel, members: ["alice", "bob"])
+        for index in 0..<30 { try await server.post(.text("h\(index)"), from: "bob", to: Harness.channel) }
+        let service = ControlledService(server.service(for: "alice"), startsConnecting: true)
+        var options = SyncManagerOptions()
+        options.clock = InstantClock()
+        let manager = try await SyncManager(userId: "alice", service: service, databasePath: nil, options: options)
+        await manager.resumeSync()
+        #expect(await manager.connectionState == .connecting)
+        let collection = try await manager.messageCollection(channelURL: Harness.channel, limit: 10)
+        let recorder = EventRecorder()
+        await collection.setHandler(recorder)
+        #expect(try await collection.fetchSucceededMessages(.previous), "requests work while connecting")
+        #expect(await collection.succeededMessages == Array(server.messages(in: Harness.channel).suffix(10)))
+        #expect(try await collection.fetchSucceededMessages(.next) == false, "the newest, as far as anyone knows")
+        // Posted while the stream was not up: no event reaches alice, so only catch-up can bring it.
+        let missed = try await server.post(.text("missed"), from: "bob", to: Harness.channel)
+        await service.finishConnecting()
+        #expect(await eventually { await collection.succeededMessages.last == missed })
+        let live = try await server.post(.text("live"), from: "bob", to: Harness.channel)
+        #expect(await eventually { await collection.succeededMessages.last == live })
+        #expect(await collection.succeededMessages.count == 12)
+        await checkInvariants(collection, recorder)
+        await manager.close()
+    }
+
     @Test func removeSilencesACollection() async throws {
         let harness = try await Harness.make(history: 10)
         await harness.online()

@@ -30,8 +30,26 @@ actor ControlledService: ChatService {
     private var bufferedEvents: [ServiceEvent] = []
     private var downstream: AsyncStream<ServiceEvent>.Continuation?
     private(set) var forwardedEvents = 0
+    /// Like a WebSocket client: report `.connecting` first and hold the connection
+    /// until ``finishConnecting()``.
+    private var connecting: Bool
+    private var connected: [CheckedContinuation<Void, Never>] = []
 
-    init(_ inner: any ChatService) { self.inner = inner }
+    init(_ inner: any ChatService, startsConnecting: Bool = false) {
+        self.inner = inner
+        connecting = startsConnecting
+    }
+
+    func finishConnecting() {
+        connecting = false
+        for waiter in connected { waiter.resume() }
+        connected.removeAll()
+    }
+
+    private func waitUntilConnected() async {
+        guard connecting else { return }
+        await withCheckedContinuation { connected.append($0) }
+    }
 
     func holdResponses() { holdingResponses = true }
     func releaseResponses() {
@@ -60,8 +78,17 @@ actor ControlledService: ChatService {
         let (stream, continuation) = AsyncStream<ServiceEvent>.makeStream()
         downstream = continuation
         var iterator = upstream.makeAsyncIterator()
+        if connecting {
+            continuation.yield(.connectionChanged(.connecting))
+            // Not isolated to this actor (self is weak), so the iterator never crosses isolation.
+            Task { [weak self, iterator] in
+                var iterator = iterator
+                await self?.waitUntilConnected()
+                while let event = await iterator.next() { await self?.forward(event) }
+            }
+            return stream
+        }
         if let first = await iterator.next() { continuation.yield(first) }
-        // Not isolated to this actor (self is weak), so the iterator never crosses isolation.
         Task { [weak self, iterator] in
             var iterator = iterator
             while let event = await iterator.next() { await self?.forward(event) }

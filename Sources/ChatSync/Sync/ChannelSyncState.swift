@@ -4,6 +4,10 @@ struct ChannelSyncState {
     /// server has nothing newer: every new message reaches us in real time. Valid only
     /// while the connection is unbroken; `nil` otherwise.
     var liveEdge: MessageKey?
+    /// The end of a page that reached the server's newest message while the real-time
+    /// stream was not up (so not proof of liveness): views can still treat it as the
+    /// end for now and catch up once the channel goes live. Forgotten with the epoch.
+    var unprovenNewest: MessageKey?
     /// The connection epoch in which change logs were last applied.
     var changeLogsEpoch: Int?
     /// Requests in flight that may prove the channel live.

@@ -23,12 +23,13 @@ extension SyncEngine {
             if let chunk = cover {
                 // The first page of a view at `.max` read from the live chunk is the
                 // channel's newest: from then on the view follows the live edge.
-                let live = try liveChunk(view.channelURL)
-                let atLiveTop = direction == .previous && view.viewpoint == .max && view.lowerBound == nil && live == chunk
+                let top = try newestChunk(view.channelURL)
+                let atLiveTop = direction == .previous && view.viewpoint == .max && view.lowerBound == nil && top == chunk
                 defer {
                     if atLiveTop {
                         view.reachedNewest = true
                         view.upperBound = max(view.upperBound ?? chunk.end, chunk.end)
+                        if (try? isFollowingLive(view)) != true { startCatchUp(view.channelURL) }
                     }
                 }
                 // Read only inside the chunk: rows past its edges may be cached, but
@@ -58,7 +59,7 @@ extension SyncEngine {
                     return false
                 }
             }
-            guard isOnline else { return true }  // offline: the cache is all there is, and the end is unknown
+            guard canReachService else { return true }  // offline: the cache is all there is, and the end is unknown
             guard try await syncStep(for: view, direction: direction, cover: cover, anchor: anchor) else { return true }
         }
     }
@@ -66,7 +67,7 @@ extension SyncEngine {
     /// Fetches `.next` until the view reaches the newest message.
     func fetchAllNext(_ id: Int) async throws {
         while try await fetchSucceeded(id, .next) {
-            guard views[id] != nil, isOnline else { return }
+            guard views[id] != nil, canReachService else { return }
         }
     }
 
@@ -96,8 +97,8 @@ extension SyncEngine {
     private func coverage(for view: MessageView, anchor: MessageKey, direction: Direction) throws -> Chunk? {
         let all = try chunks(of: view.channelURL)
         if let chunk = all.first(where: { $0.contains(anchor) }) { return chunk }
-        if let live = channels[view.channelURL]?.liveEdge, anchor >= live,
-            let chunk = all.first(where: { $0.contains(live) })
+        if let edge = channels[view.channelURL].flatMap({ $0.liveEdge ?? $0.unprovenNewest }), anchor >= edge,
+            let chunk = all.first(where: { $0.contains(edge) })
         {
             return chunk  // past the live edge nothing exists yet: the live chunk is the whole story
         }
@@ -125,8 +126,8 @@ extension SyncEngine {
         switch direction {
         case .previous: return chunk.start == .min
         case .next:
-            guard let live = channels[view.channelURL]?.liveEdge else { return false }
-            return chunk.contains(live)
+            guard let edge = channels[view.channelURL].flatMap({ $0.liveEdge ?? $0.unprovenNewest }) else { return false }
+            return chunk.contains(edge)
         }
     }
 
@@ -139,6 +140,7 @@ extension SyncEngine {
         case .next:
             view.reachedNewest = true
             view.upperBound = max(view.upperBound ?? chunk.end, chunk.end)
+            if (try? isFollowingLive(view)) != true { startCatchUp(view.channelURL) }
         }
     }
 
@@ -165,10 +167,11 @@ extension SyncEngine {
                 channelURL: channelURL, timestamp: anchor.createdAt, anchorMessageId: anchor.messageId,
                 prevLimit: direction == .previous ? batch : 1, nextLimit: direction == .next ? batch : 1)
         }
-        let epochAtRequest = epoch
+        // Only a request sent while real-time events flow can prove the channel live.
+        let provingEpoch = isOnline ? epoch : nil
         return try await whileProvingLive(channelURL) {
             guard let page = try await request({ try await $0.fetchMessages(query) }), !isClosed else { return false }
-            try applyPage(page, for: query, mayGoLive: epoch == epochAtRequest && isOnline)
+            try applyPage(page, for: query, mayGoLive: provingEpoch == epoch && isOnline)
             return true
         }
     }
@@ -227,7 +230,13 @@ extension SyncEngine {
         }
         try storeBatch(messages, completing: Chunk(channelURL: channelURL, start: start, end: end), authoritative: authoritative)
         refreshViews(channelURL, with: messages, admitting: false)
-        if reachesNewest, mayGoLive { try goLive(channelURL, at: end) }
+        if reachesNewest {
+            if mayGoLive {
+                try goLive(channelURL, at: end)
+            } else if channels[channelURL]?.liveEdge == nil {
+                channels[channelURL, default: ChannelSyncState()].unprovenNewest = end
+            }
+        }
     }
 
     /// The messages of `channelURL` only, ascending by key, each id once (the newest version).

@@ -18,6 +18,7 @@ extension SyncEngine {
             edge = newest
         }
         channels[channelURL, default: ChannelSyncState()].liveEdge = edge
+        channels[channelURL]?.unprovenNewest = nil
         try pumpLive(channelURL)
     }
 
@@ -29,6 +30,13 @@ extension SyncEngine {
             if channels[channelURL]?.liveCapableRequests == 0 { channels[channelURL]?.heldForLive.removeAll() }
         }
         return try await body()
+    }
+
+    /// The chunk holding the channel's newest known message: its live edge, or the end
+    /// of a page that reached the newest message before the channel could be proven live.
+    func newestChunk(_ channelURL: String) throws -> Chunk? {
+        guard let edge = channels[channelURL].flatMap({ $0.liveEdge ?? $0.unprovenNewest }) else { return nil }
+        return try chunks(of: channelURL).first { $0.contains(edge) }
     }
 
     /// The channel's chunk holding its live edge, if it is live.
@@ -69,12 +77,18 @@ extension SyncEngine {
             }
             view.upperBound = max(view.upperBound ?? chunk.end, chunk.end)
         }
-        if loose, isOnline, !catchingUp.contains(channelURL) {
-            catchingUp.insert(channelURL)
-            runInBackground { engine in
-                do { try await engine.catchUp(channelURL) } catch { await engine.logCatchUpFailure(channelURL, error) }
-                await engine.endCatchUp(channelURL)
-            }
+        if loose { startCatchUp(channelURL) }
+    }
+
+    /// Catches up, in the background, the views of a channel that reached its newest
+    /// messages but do not follow the live edge (yet). Does nothing offline or when a
+    /// catch-up of that channel already runs.
+    func startCatchUp(_ channelURL: String) {
+        guard isOnline, !catchingUp.contains(channelURL) else { return }
+        catchingUp.insert(channelURL)
+        runInBackground { engine in
+            do { try await engine.catchUp(channelURL) } catch { await engine.logCatchUpFailure(channelURL, error) }
+            await engine.endCatchUp(channelURL)
         }
     }
 
@@ -290,7 +304,7 @@ extension SyncEngine {
             let answer: MessagePage? = try await whileProvingLive(channelURL) {
                 guard let page = try await request({ try await $0.fetchMessages(query) }), !isClosed, epoch == epochAtStart
                 else { return nil }
-                try applyPage(page, for: query, mayGoLive: isOnline)
+                try applyPage(page, for: query, mayGoLive: isOnline)  // catch-up runs only while online, in one epoch
                 return page
             }
             guard let page = answer else { return }

@@ -77,8 +77,12 @@ actor SyncEngine {
         if isClosed { throw SyncManagerError(.closed, "the SyncManager is closed") }
     }
 
-    /// Whether network work may start now.
+    /// Whether the real-time stream is up: only then can a page prove a channel live.
     var isOnline: Bool { isRunning && !isClosed && connectionState == .online }
+
+    /// Whether requests may be made: running, and the service has not reported itself
+    /// offline (while the real-time stream is still connecting, requests work).
+    var canReachService: Bool { isRunning && !isClosed && connectionState != .offline }
 
     // MARK: - Lifecycle
 
@@ -211,6 +215,7 @@ actor SyncEngine {
         epoch += 1
         for url in channels.keys {
             channels[url]?.liveEdge = nil
+            channels[url]?.unprovenNewest = nil
             channels[url]?.heldForLive.removeAll()
         }
         // Sent messages whose echo will not come now leave the pending lists; the next
