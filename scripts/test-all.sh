@@ -30,6 +30,12 @@ echo "== README examples match the compiled ones"
 python3 scripts/check-readme.py
 
 echo "== swift format lint --strict"
-swift format lint --strict -r Sources Tests Package.swift
+swift format lint --strict -r Sources Tests Package.swift Samples/Sources Samples/Tests Samples/Package.swift
 
 check_package .
+check_package Samples
+
+echo "== the demo runs to the end"
+swift run --package-path Samples chat-demo > "$log" 2>&1 || { cat "$log"; echo "FAIL: chat-demo"; exit 1; }
+grep -q "^Done in" "$log" || { cat "$log"; echo "FAIL: chat-demo did not finish its story"; exit 1; }
+tail -3 "$log"
