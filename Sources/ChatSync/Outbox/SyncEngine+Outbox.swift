@@ -201,11 +201,18 @@ extension SyncEngine {
     private func scheduleAutomaticResend(_ entry: OutboxEntry) {
         let delay = Duration.seconds(min(2 * (entry.resendAttempts + 1), 10))
         let reqId = entry.reqId
-        let clock = options.clock
+        // The deadline is fixed now, when the failure is handled, not when the task starts.
+        let wait = Self.sleeper(options.clock, for: delay)
         runInBackground { engine in
-            do { try await clock.sleep(for: delay) } catch { return }
+            do { try await wait() } catch { return }
             try? await engine.requeue(reqId: reqId, manual: false)
         }
+    }
+
+    /// A sleep until `delay` after now on `clock`, with the deadline taken at once.
+    static func sleeper<C: Clock>(_ clock: C, for delay: Duration) -> @Sendable () async throws -> Void where C.Duration == Duration {
+        let deadline = clock.now.advanced(by: delay)
+        return { try await clock.sleep(until: deadline, tolerance: nil) }
     }
 
     /// Puts a failed message at the end of its lane to be sent again; it stays in the
