@@ -12,17 +12,15 @@ final class MessageView {
     var viewpoint: Int64
 
     /// Ascending by `(createdAt, messageId)`, no duplicates, contiguous in the channel.
-    private(set) var succeeded: [Message] = [] {
-        didSet {
-            succeededIds = Set(succeeded.lazy.map(\.messageId))
-        }
-    }
+    private(set) var succeeded: [Message] = []
     /// The ids in ``succeeded``, to answer "is it in the view" without a scan.
     private var succeededIds: Set<Int64> = []
-    /// Ascending by creation.
-    private(set) var pending: [Message] = []
-    /// Ascending by creation.
-    private(set) var failed: [Message] = []
+    /// The pending list, ascending by creation.
+    var pending: [Message] { pendingList.messages }
+    /// The failed list, ascending by creation.
+    var failed: [Message] { failedList.messages }
+    private var pendingList = KeyedList()
+    private var failedList = KeyedList()
 
     /// The view holds every matching message from here up to its newest (exclusive of nothing);
     /// `nil` until the first delivery.
@@ -111,30 +109,58 @@ final class MessageView {
     /// the end opposite `growing`. Answers how many were inserted.
     @discardableResult
     func insert(_ messages: [Message], growing: Direction) -> Int {
-        var list = succeeded  // mutated locally, assigned once, so the id set is rebuilt once
-        var ids = succeededIds
-        var inserted: [Message] = []
         var updated: [Message] = []
-        for message in messages.sorted(by: { $0.sortKey < $1.sortKey }) {
-            if ids.contains(message.messageId), let index = list.firstIndex(where: { $0.messageId == message.messageId }) {
-                if list[index] != message, message.updatedAt >= list[index].updatedAt {
-                    list[index] = message
+        var fresh: [Message] = []
+        var seen: Set<Int64> = []
+        for message in messages where seen.insert(message.messageId).inserted {
+            if succeededIds.contains(message.messageId) {
+                if let index = succeeded.firstIndex(where: { $0.messageId == message.messageId }), succeeded[index] != message,
+                    message.updatedAt >= succeeded[index].updatedAt
+                {
+                    succeeded[index] = message
                     updated.append(message)
                 }
-                continue
+            } else {
+                fresh.append(message)
             }
-            let position = list.partitionPoint { $0.sortKey < message.sortKey }
-            list.insert(message, at: position)
-            ids.insert(message.messageId)
-            inserted.append(message)
         }
-        succeeded = list
+        if !fresh.isEmpty {
+            if !zip(fresh, fresh.dropFirst()).allSatisfy({ $0.sortKey < $1.sortKey }) { fresh.sort { $0.sortKey < $1.sortKey } }
+            // Pages grow one end of the view: append or prepend in one move; otherwise merge.
+            if succeeded.isEmpty || fresh[0].sortKey > succeeded[succeeded.count - 1].sortKey {
+                succeeded.append(contentsOf: fresh)
+            } else if fresh[fresh.count - 1].sortKey < succeeded[0].sortKey {
+                succeeded.insert(contentsOf: fresh, at: 0)
+            } else {
+                succeeded = Self.merge(succeeded, fresh)
+            }
+            for message in fresh { succeededIds.insert(message.messageId) }
+        }
         if let first = succeeded.first?.sortKey { lowerBound = min(lowerBound ?? first, first) }
         if let last = succeeded.last?.sortKey { upperBound = max(upperBound ?? last, last) }
         if !updated.isEmpty { emit(.succeeded(.update, updated)) }
-        if !inserted.isEmpty { emit(.succeeded(.insert, inserted)) }
+        if !fresh.isEmpty { emit(.succeeded(.insert, fresh)) }
         trim(keeping: growing)
-        return inserted.count
+        return fresh.count
+    }
+
+    /// Merges two arrays sorted by key.
+    private static func merge(_ left: [Message], _ right: [Message]) -> [Message] {
+        var merged: [Message] = []
+        merged.reserveCapacity(left.count + right.count)
+        var (i, j) = (0, 0)
+        while i < left.count, j < right.count {
+            if left[i].sortKey < right[j].sortKey {
+                merged.append(left[i])
+                i += 1
+            } else {
+                merged.append(right[j])
+                j += 1
+            }
+        }
+        merged.append(contentsOf: left[i...])
+        merged.append(contentsOf: right[j...])
+        return merged
     }
 
     /// Replaces held messages by id; answers those replaced.
@@ -153,18 +179,21 @@ final class MessageView {
     /// Removes held messages by id and emits one removal.
     func remove(messageIds: Set<Int64>) {
         guard !messageIds.isEmpty else { return }
+        guard !succeededIds.isDisjoint(with: messageIds) else { return }
         var removed: [Message] = []
         succeeded.removeAll { message in
             guard messageIds.contains(message.messageId) else { return false }
             removed.append(message)
             return true
         }
+        for message in removed { succeededIds.remove(message.messageId) }
         if !removed.isEmpty { emit(.succeeded(.remove, removed)) }
     }
 
     /// Empties the succeeded list with one clear event and forgets what it covered.
     func clearSucceeded(viewpoint newViewpoint: Int64? = nil) {
         succeeded.removeAll()
+        succeededIds.removeAll()
         lowerBound = nil
         upperBound = nil
         reachedOldest = false
@@ -190,49 +219,69 @@ final class MessageView {
             lowerBound = succeeded.first?.sortKey
             reachedOldest = false
         }
+        for message in removed { succeededIds.remove(message.messageId) }
         emit(.succeeded(.remove, removed))
     }
 
     // MARK: - Pending and failed lists
 
-    func pendingIndex(_ reqId: String) -> Int? { pending.firstIndex { $0.reqId == reqId } }
-    func failedIndex(_ reqId: String) -> Int? { failed.firstIndex { $0.reqId == reqId } }
+    func isPending(_ reqId: String) -> Bool { pendingList.contains(reqId) }
+    func isFailed(_ reqId: String) -> Bool { failedList.contains(reqId) }
 
     /// Adds to the pending list (or replaces the entry with the same `reqId`).
     func upsertPending(_ message: Message) {
-        if let index = pendingIndex(message.reqId) {
-            guard pending[index] != message else { return }
-            pending[index] = message
-            emit(.pending(.update, [message]))
-        } else {
-            pending.append(message)
-            emit(.pending(.insert, [message]))
+        switch pendingList.upsert(message) {
+        case .inserted: emit(.pending(.insert, [message]))
+        case .updated: emit(.pending(.update, [message]))
+        case .unchanged: break
         }
     }
 
     @discardableResult
     func removePending(_ reqId: String) -> Bool {
-        guard let index = pendingIndex(reqId) else { return false }
-        let message = pending.remove(at: index)
+        guard let message = pendingList.remove(reqId) else { return false }
         emit(.pending(.remove, [message]))
         return true
     }
 
     func upsertFailed(_ message: Message, reason: FailedMessageEventActionReason) {
-        if let index = failedIndex(message.reqId) {
-            failed[index] = message
-            emit(.failed(.update, [message], reason))
-        } else {
-            failed.append(message)
-            emit(.failed(.insert, [message], reason))
+        switch failedList.upsert(message) {
+        case .inserted: emit(.failed(.insert, [message], reason))
+        case .updated, .unchanged: emit(.failed(.update, [message], reason))
         }
     }
 
     @discardableResult
     func removeFailed(_ reqId: String, reason: FailedMessageEventActionReason) -> Bool {
-        guard let index = failedIndex(reqId) else { return false }
-        let message = failed.remove(at: index)
+        guard let message = failedList.remove(reqId) else { return false }
         emit(.failed(.remove, [message], reason))
         return true
+    }
+}
+
+/// Messages in arrival order, found by `reqId` in constant time: a channel may hold
+/// thousands of pending messages after a long time offline.
+struct KeyedList {
+    private var order: [String] = []
+    private var byReqId: [String: Message] = [:]
+
+    enum Change { case inserted, updated, unchanged }
+
+    var messages: [Message] { order.compactMap { byReqId[$0] } }
+
+    func contains(_ reqId: String) -> Bool { byReqId[reqId] != nil }
+
+    mutating func upsert(_ message: Message) -> Change {
+        guard let old = byReqId.updateValue(message, forKey: message.reqId) else {
+            order.append(message.reqId)
+            return .inserted
+        }
+        return old == message ? .unchanged : .updated
+    }
+
+    mutating func remove(_ reqId: String) -> Message? {
+        guard let message = byReqId.removeValue(forKey: reqId) else { return nil }
+        if order.last == reqId { order.removeLast() } else if let index = order.firstIndex(of: reqId) { order.remove(at: index) }
+        return message
     }
 }

@@ -17,12 +17,12 @@ extension SyncEngine {
     func present(_ entry: OutboxEntry, entering: Bool = false, reason: FailedMessageEventActionReason = .none) {
         for view in views(of: entry.channelURL) where view.filter.matches(entry.message) {
             if entry.isInFailedList {
-                let joinedNow = view.pendingIndex(entry.reqId) != nil
+                let joinedNow = view.isPending(entry.reqId)
                 view.removePending(entry.reqId)
-                if entering || joinedNow || view.failedIndex(entry.reqId) != nil {
+                if entering || joinedNow || view.isFailed(entry.reqId) {
                     view.upsertFailed(entry.message, reason: reason)
                 }
-            } else if entering || view.pendingIndex(entry.reqId) != nil {
+            } else if entering || view.isPending(entry.reqId) {
                 view.upsertPending(entry.message)
             }
         }
@@ -53,13 +53,19 @@ extension SyncEngine {
     func send(_ params: MessageParams, channelURL: String) throws -> Message {
         try checkOpen()
         let file = try validate(params, channelURL: channelURL)
-        let newest = try store.newestMessage(channelURL: channelURL)?.createdAt ?? .min
-        let createdAt = max(now, newest)
-        let message = Message(
-            reqId: UUID().uuidString, channelURL: channelURL, senderId: userId, kind: params.kind, text: params.text,
-            customType: params.customType, data: params.data, file: file, parentMessageId: params.parentMessageId,
-            createdAt: createdAt, syncState: .created)
-        let entry = try store.insertOutbox(OutboxEntry(message: message))
+        let (userId, time, reqId) = (userId, now, UUID().uuidString)
+        // One transaction: the membership check, the time floor and the insert.
+        let entry = try store.write { db -> OutboxEntry in
+            if let members = try ChatStore.channelMembers(channelURL, in: db), !members.isEmpty, !members.contains(userId) {
+                throw SyncManagerError(.invalidParameter, "\(userId) is not a member of \(channelURL)")
+            }
+            let createdAt = max(time, try ChatStore.newestCreatedAt(channelURL, in: db) ?? .min)
+            let message = Message(
+                reqId: reqId, channelURL: channelURL, senderId: userId, kind: params.kind, text: params.text,
+                customType: params.customType, data: params.data, file: file, parentMessageId: params.parentMessageId,
+                createdAt: createdAt, syncState: .created)
+            return try ChatStore.insertOutbox(OutboxEntry(message: message), in: db)
+        }
         present(entry, entering: true)
         kickLanes(channelURL)
         return entry.message
@@ -69,9 +75,6 @@ extension SyncEngine {
     private func validate(_ params: MessageParams, channelURL: String) throws -> FileInfo? {
         func invalid(_ why: String) -> SyncManagerError { SyncManagerError(.invalidParameter, why) }
         guard !channelURL.isEmpty else { throw invalid("channelURL must not be empty") }
-        if let channel = try store.channel(channelURL), !channel.memberIds.isEmpty, !channel.memberIds.contains(userId) {
-            throw invalid("\(userId) is not a member of \(channelURL)")
-        }
         guard params.text.count <= SendLimits.maxTextLength else {
             throw invalid("the text is longer than \(SendLimits.maxTextLength) characters")
         }
@@ -80,7 +83,7 @@ extension SyncEngine {
         }
         switch params.kind {
         case .text:
-            guard !params.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            guard !params.text.allSatisfy(\.isWhitespace) else {
                 throw invalid("a text message needs text")
             }
             return nil

@@ -15,7 +15,7 @@ extension SyncEngine {
 
     func editOwn(messageId: Int64, channelURL: String, text: String) async throws -> Message {
         try checkOwn(messageId: messageId, channelURL: channelURL)
-        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, text.count <= SendLimits.maxTextLength else {
+        guard !text.allSatisfy(\.isWhitespace), text.count <= SendLimits.maxTextLength else {
             throw SyncManagerError(.invalidParameter, "the new text must not be empty or longer than \(SendLimits.maxTextLength)")
         }
         let service = service

@@ -125,6 +125,13 @@ extension ChatStore {
         }
     }
 
+    /// The creation time of a channel's newest cached message.
+    static func newestCreatedAt(_ channelURL: String, in db: Database) throws -> Int64? {
+        let statement = try db.cachedStatement(
+            sql: "SELECT created_at FROM message WHERE channel_url = ? ORDER BY created_at DESC, message_id DESC LIMIT 1")
+        return try Int64.fetchOne(statement, arguments: [channelURL])
+    }
+
     /// The newest cached message of a channel.
     func newestMessage(channelURL: String) throws -> Message? {
         try page(channelURL: channelURL, direction: .older, from: .max, inclusive: true, limit: 1).last

@@ -14,20 +14,20 @@ extension ChatStore {
         try write { db in try Self.insertOutbox(entry, in: db) }
     }
 
+    private static let insertOutboxSQL: String = {
+        let columns = "lane, " + outboxColumns.replacingOccurrences(of: "seq, ", with: "")
+        let placeholders = Array(repeating: "?", count: outboxFixedCount + MessageColumns.count).joined(separator: ", ")
+        return "INSERT INTO outbox (\(columns)) VALUES (\(placeholders))"
+    }()
+
     static func insertOutbox(_ entry: OutboxEntry, in db: Database) throws -> OutboxEntry {
-        let exists =
-            try Bool.fetchOne(
-                db.cachedStatement(sql: "SELECT 1 FROM outbox WHERE req_id = ?"), arguments: [entry.reqId]) ?? false
-        if exists {
+        let statement = try db.cachedStatement(sql: insertOutboxSQL)
+        statement.setUncheckedArguments(StatementArguments([entry.lane.rawValue] + mutableValues(of: entry)))
+        do {
+            try statement.execute()
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             throw SyncManagerError(.invalidParameter, "a message with reqId '\(entry.reqId)' is already in the outbox")
         }
-        let statement = try db.cachedStatement(
-            sql: """
-                INSERT INTO outbox (lane, \(outboxColumns.replacingOccurrences(of: "seq, ", with: "")))
-                VALUES (?, \(Array(repeating: "?", count: outboxFixedCount - 1 + MessageColumns.count).joined(separator: ", ")))
-                """)
-        statement.setUncheckedArguments(StatementArguments([entry.lane.rawValue] + mutableValues(of: entry)))
-        try statement.execute()
         var stored = entry
         stored.seq = db.lastInsertedRowID
         return stored
@@ -39,14 +39,18 @@ extension ChatStore {
         try write { db in try Self.updateOutbox(entry, in: db) }
     }
 
-    static func updateOutbox(_ entry: OutboxEntry, in db: Database) throws -> Bool {
+    private static let updateOutboxSQL: String = {
         let assignments =
             ([
                 "origin", "state", "local_path", "upload_progress", "failure_code", "failure_message",
                 "failure_retryable", "attempts", "resend_attempts", "failed_at",
             ]
             + MessageColumns.names).map { "\($0) = ?" }.joined(separator: ", ")
-        let statement = try db.cachedStatement(sql: "UPDATE outbox SET lane = ?, \(assignments) WHERE req_id = ?")
+        return "UPDATE outbox SET lane = ?, \(assignments) WHERE req_id = ?"
+    }()
+
+    static func updateOutbox(_ entry: OutboxEntry, in db: Database) throws -> Bool {
+        let statement = try db.cachedStatement(sql: updateOutboxSQL)
         statement.setUncheckedArguments(
             StatementArguments([entry.lane.rawValue] + mutableValues(of: entry) + [entry.reqId]))
         try statement.execute()

@@ -17,7 +17,7 @@ extension SyncEngine {
             // Anything may have happened during the last await: stop delivering to a
             // removed or reset view.
             guard !isClosed, views[id] === view, view.generation == generation else { return true }
-            let need = view.limit - delivered
+            let need = view.limit - delivered  // at least 1: a full page returns below
             let (anchor, inclusive) = view.anchor(for: direction)
             let cover = try coverage(for: view, anchor: anchor, direction: direction)
             if let chunk = cover {
@@ -35,13 +35,14 @@ extension SyncEngine {
                 // Read only inside the chunk: rows past its edges may be cached, but
                 // nothing says the messages between them and the chunk are.
                 let (from, fromInclusive) = Self.clamp(anchor, inclusive, to: chunk, direction)
-                let rows = try store.page(
+                // One row more than needed tells whether the chunk holds more, without a second query.
+                var rows = try store.page(
                     channelURL: view.channelURL, direction: direction == .previous ? .older : .newer, from: from,
                     inclusive: fromInclusive, bound: direction == .previous ? chunk.start : chunk.end,
-                    limit: max(need, 1), filter: view.filter)
-                if need <= 0 {
-                    // The page is full; peeking one row past it tells whether more is known.
-                    return !rows.isEmpty || !isEnd(of: chunk, direction, view)
+                    limit: need + 1, filter: view.filter)
+                let chunkHasMore = rows.count > need
+                if chunkHasMore {
+                    if direction == .previous { rows.removeFirst() } else { rows.removeLast() }
                 }
                 if !rows.isEmpty {
                     view.insert(rows, growing: direction)
@@ -52,12 +53,13 @@ extension SyncEngine {
                         view.upperBound = max(view.upperBound ?? rows[rows.count - 1].sortKey, rows[rows.count - 1].sortKey)
                     }
                     delivered += rows.count
-                    continue
                 }
+                if chunkHasMore { return true }
                 if isEnd(of: chunk, direction, view) {
                     markExhausted(view, direction, chunk: chunk)
                     return false
                 }
+                if delivered >= view.limit { return true }
             }
             guard canReachService else { return true }  // offline: the cache is all there is, and the end is unknown
             guard try await syncStep(for: view, direction: direction, cover: cover, anchor: anchor) else { return true }

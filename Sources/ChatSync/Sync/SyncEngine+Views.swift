@@ -62,7 +62,7 @@ extension SyncEngine {
     func fetchPending(_ id: Int) throws {
         let view = try view(id)
         let entries = try store.outboxEntries(channelURL: view.channelURL, states: [.created, .uploading, .syncing])
-        for entry in entries where view.filter.matches(entry.message) && view.pendingIndex(entry.reqId) == nil {
+        for entry in entries where view.filter.matches(entry.message) && !view.isPending(entry.reqId) {
             view.upsertPending(entry.message)
         }
     }
@@ -72,7 +72,7 @@ extension SyncEngine {
         let view = try view(id)
         try enforceFailedLimits(channelURL: view.channelURL)
         let entries = try store.outboxEntries(channelURL: view.channelURL, states: [.failed])
-        for entry in entries where view.filter.matches(entry.message) && view.failedIndex(entry.reqId) == nil {
+        for entry in entries where view.filter.matches(entry.message) && !view.isFailed(entry.reqId) {
             view.upsertFailed(entry.message, reason: .none)
         }
     }

@@ -1,0 +1,349 @@
+import ChatSync
+import ChatSyncTesting
+import Foundation
+import Synchronization
+
+/// One line of the results table.
+struct Result {
+    var scenario: String
+    var ours: String
+    var baseline: String
+    var ratio: String
+    var target: String
+    var met: Bool?
+}
+
+/// The sizes of a run: the full one, or `--quick` for CI.
+struct Sizes {
+    var ingest = 100_000
+    var ingestRuns = 5
+    var bigCache = (channels: 1_000, perChannel: 1_000)
+    var firstPageRuns = 20
+    var scrollChannel = 100_000
+    var scrollWalks = 10
+    var sends = 10_000
+    var sendRuns = 3
+    var relaunch = (channels: 10, perChannel: 1_000)
+    var relaunchRuns = 3
+    var memory = (small: 10_000, large: 1_000_000)
+
+    static let quick = Sizes(
+        ingest: 5_000, ingestRuns: 2, bigCache: (50, 200), firstPageRuns: 5, scrollChannel: 5_000, scrollWalks: 3, sends: 1_000,
+        sendRuns: 1, relaunch: (5, 100), relaunchRuns: 1, memory: (2_000, 20_000))
+}
+
+struct Scenarios {
+    let sizes: Sizes
+    let directory: URL
+
+    func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+    func ratio(_ ours: Double, _ baseline: Double) -> String { String(format: "%.2f×", ours / baseline) }
+
+    // MARK: 1. Ingest
+
+    func ingest() async throws -> Result {
+        let server = SimulatedChatServer()
+        try await server.createChannel("bench", members: ["alice", "bob"])
+        for index in 0..<sizes.ingest {
+            try await server.post(.text("message \(index): a line of chat of a typical length"), from: "bob", to: "bench")
+        }
+        let messages = await server.messages(in: "bench")
+        var ours: [Double] = []
+        var baseline: [Double] = []
+        for run in 0..<sizes.ingestRuns {
+            let file = path("ingest-\(run).sqlite")
+            try? FileManager.default.removeItem(atPath: file)
+            let manager = try await SyncManager(userId: "alice", service: server.service(for: "alice"), databasePath: file)
+            await manager.resumeSync()
+            let collection = try await manager.messageCollection(channelURL: "bench", limit: 100)
+            ours.append(try await measure { while try await collection.fetchSucceededMessages(.previous) {} })
+            await manager.close()
+
+            // The same rows, batched 100 per transaction, through one prepared statement.
+            let rawFile = path("ingest-raw-\(run).sqlite")
+            try await CacheBuilder.build(at: rawFile, channels: [], perChannel: 0)
+            let database = try RawSQLite(path: rawFile)
+            let insert = try database.prepare("INSERT INTO message (\(CacheBuilder.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+            baseline.append(
+                try await measure {
+                    for start in stride(from: 0, to: messages.count, by: 100) {
+                        try database.exec("BEGIN")
+                        for message in messages[start..<min(start + 100, messages.count)] {
+                            insert.bind(1, message.channelURL)
+                            insert.bind(2, message.createdAt)
+                            insert.bind(3, message.messageId)
+                            insert.bind(4, message.reqId)
+                            insert.bind(5, message.senderId)
+                            insert.bind(6, message.kind.rawValue)
+                            insert.bind(7, message.text)
+                            insert.bind(8, message.customType)
+                            insert.bind(9, message.data)
+                            insert.bind(10, message.updatedAt)
+                            try insert.run()
+                        }
+                        try database.exec("COMMIT")
+                    }
+                })
+        }
+        let oursMedian = Sample(values: ours).median
+        let rate = Double(sizes.ingest) / (oursMedian / 1_000_000)
+        let baseRate = Double(sizes.ingest) / (Sample(values: baseline).median / 1_000_000)
+        return Result(
+            scenario: "1. ingest \(sizes.ingest.formatted()) messages (background sync, batches of 100)",
+            ours: String(format: "%.0f msg/s (p99 run %@)", rate, format(Sample(values: ours).p99)),
+            baseline: String(format: "%.0f msg/s", baseRate), ratio: ratio(oursMedian, Sample(values: baseline).median),
+            target: "≤ 1.5× time; ≥ 150,000 msg/s", met: oursMedian <= 1.5 * Sample(values: baseline).median && rate >= 150_000)
+    }
+
+    // MARK: 2. Open and first page
+
+    func firstPage() async throws -> [Result] {
+        let file = path("big.sqlite")
+        let channels = (0..<sizes.bigCache.channels).map { "c\($0)" }
+        try await CacheBuilder.build(at: file, channels: channels, perChannel: sizes.bigCache.perChannel)
+        try await CacheBuilder.sanityCheck(path: file, channel: "c1", expected: sizes.bigCache.perChannel)
+        let target = channels[channels.count / 2]
+        var opens: [Double] = []
+        var pages: [Double] = []
+        for _ in 0..<sizes.firstPageRuns {
+            var manager: SyncManager?
+            opens.append(
+                try await measure {
+                    manager = try await SyncManager(
+                        userId: "bench", service: SimulatedChatServer().service(for: "bench"), databasePath: file)
+                })
+            var delivered = 0
+            pages.append(
+                try await measure {
+                    let collection = try await manager!.messageCollection(channelURL: target, limit: 50)
+                    _ = try await collection.fetchSucceededMessages(.previous)
+                    delivered = await collection.messageCount
+                })
+            guard delivered == 50 else { throw BenchError("first page delivered \(delivered)") }
+            await manager!.close()
+        }
+        let database = try RawSQLite(path: file)
+        let query = try database.prepare(
+            "SELECT \(CacheBuilder.columns) FROM message WHERE channel_url = ? AND (created_at, message_id) <= (?, ?) "
+                + "ORDER BY created_at DESC, message_id DESC LIMIT 50")
+        var raw: [Double] = []
+        for _ in 0..<sizes.firstPageRuns {
+            raw.append(
+                await measure {
+                    query.bind(1, target)
+                    query.bind(2, Int64.max)
+                    query.bind(3, Int64.max)
+                    blackHole(query.readRows(columns: 10))
+                })
+        }
+        let total = sizes.bigCache.channels * sizes.bigCache.perChannel
+        let page = Sample(values: pages)
+        let open = Sample(values: opens)
+        return [
+            Result(
+                scenario: "2a. open a SyncManager on a \(total.formatted())-message cache",
+                ours: "\(format(open.median)) (p99 \(format(open.p99)))", baseline: "", ratio: "", target: "≤ 50 ms",
+                met: open.median <= 50_000),
+            Result(
+                scenario: "2b. messageCollection + first page of 50 (\(sizes.bigCache.channels.formatted()) channels)",
+                ours: "\(format(page.median)) (p99 \(format(page.p99)))",
+                baseline: "\(format(Sample(values: raw).median)) (one range query)", ratio: ratio(page.median, Sample(values: raw).median),
+                target: "≤ 2 ms", met: page.median <= 2_000),
+        ]
+    }
+
+    // MARK: 3. Scroll
+
+    func scroll() async throws -> Result {
+        let file = path("scroll.sqlite")
+        try await CacheBuilder.build(at: file, channels: ["long"], perChannel: sizes.scrollChannel)
+        let pages = try await Self.scrollPages(file: file, walks: sizes.scrollWalks)
+        let database = try RawSQLite(path: file)
+        let query = try database.prepare(
+            "SELECT \(CacheBuilder.columns) FROM message WHERE channel_url = ? AND (created_at, message_id) < (?, ?) "
+                + "ORDER BY created_at DESC, message_id DESC LIMIT 50")
+        var raw: [Double] = []
+        for _ in 0..<sizes.scrollWalks {
+            var anchor = (CacheBuilder.epoch + Int64(sizes.scrollChannel), Int64.max)
+            for _ in 0..<20 {
+                raw.append(
+                    await measure {
+                        query.bind(1, "long")
+                        query.bind(2, anchor.0)
+                        query.bind(3, anchor.1)
+                        blackHole(query.readRows(columns: 10))
+                    })
+                anchor.0 -= 50
+            }
+        }
+        let ours = Sample(values: pages)
+        let base = Sample(values: raw)
+        return Result(
+            scenario: "3. scroll back 20 pages of 50 in a \(sizes.scrollChannel.formatted())-message channel (cached)",
+            ours: "\(format(ours.median)) per page (p99 \(format(ours.p99)))", baseline: "\(format(base.median)) per query",
+            ratio: ratio(ours.median, base.median), target: "≤ 2× and ≤ 200 µs", met: ours.median <= 2 * base.median && ours.median <= 200)
+    }
+
+    /// Walks back 20 pages of 50, `walks` times, offline; answers each page's latency.
+    static func scrollPages(file: String, walks: Int) async throws -> [Double] {
+        let manager = try await SyncManager(userId: "bench", service: SimulatedChatServer().service(for: "bench"), databasePath: file)
+        var pages: [Double] = []
+        for _ in 0..<walks {
+            let collection = try await manager.messageCollection(channelURL: "long", limit: 50)
+            for _ in 0..<20 { pages.append(try await measure { _ = try await collection.fetchSucceededMessages(.previous) }) }
+            guard await collection.messageCount == 1_000 else { throw BenchError("the walk delivered \(await collection.messageCount)") }
+            await collection.remove()
+        }
+        await manager.close()
+        return pages
+    }
+
+    // MARK: 4. Send
+
+    final class PendingClock: MessageCollectionHandler {
+        let inserted = Mutex<ContinuousClock.Instant?>(nil)
+        func collection(_ c: MessageCollection, didReceive action: MessageEventAction, pendingMessages: [Message]) {
+            if action == .insert { inserted.withLock { $0 = ContinuousClock.now } }
+        }
+    }
+
+    func send() async throws -> [Result] {
+        var calls: [Double] = []
+        var toEvent: [Double] = []
+        var totals: [Double] = []
+        for run in 0..<sizes.sendRuns {
+            let file = path("send-\(run).sqlite")
+            try? FileManager.default.removeItem(atPath: file)
+            let manager = try await SyncManager(userId: "alice", service: SimulatedChatServer().service(for: "alice"), databasePath: file)
+            let collection = try await manager.messageCollection(channelURL: "bench")
+            let handler = PendingClock()
+            await collection.setHandler(handler)
+            totals.append(
+                try await measure {
+                    for index in 0..<sizes.sends {
+                        let start = ContinuousClock.now
+                        _ = try await manager.sendMessage(
+                            .text("message \(index): a line of chat of a typical length"), channelURL: "bench")
+                        let end = ContinuousClock.now
+                        calls.append(start.duration(to: end).microseconds)
+                        toEvent.append(start.duration(to: handler.inserted.withLock { $0 } ?? end).microseconds)
+                    }
+                })
+            await manager.close()
+        }
+        let file = path("send-raw.sqlite")
+        try await CacheBuilder.build(at: file, channels: [], perChannel: 0)
+        let database = try RawSQLite(path: file)
+        let insert = try database.prepare(
+            "INSERT INTO outbox (req_id, channel_url, lane, state, message_id, created_at, sender_id, kind, text, custom_type, data, "
+                + "updated_at, origin) VALUES (?, 'bench', 'text', 'created', 0, ?, 'alice', 'text', ?, '', '', ?, 'outbox')")
+        var raw: [Double] = []
+        for index in 0..<sizes.sends {
+            raw.append(
+                try await measure {
+                    insert.bind(1, UUID().uuidString)
+                    insert.bind(2, Int64(index))
+                    insert.bind(3, "message \(index): a line of chat of a typical length")
+                    insert.bind(4, Int64(index))
+                    try insert.run()  // autocommit: one transaction per row
+                })
+        }
+        let call = Sample(values: calls)
+        let base = Sample(values: raw)
+        let rate = Double(sizes.sends) / (Sample(values: totals).median / 1_000_000)
+        return [
+            Result(
+                scenario: "4a. sendMessage offline, \(sizes.sends.formatted()) calls",
+                ours: String(format: "%.0f calls/s; %@ per call (p99 %@)", rate, format(call.median), format(call.p99)),
+                baseline: "\(format(base.median)) per single-row transaction", ratio: ratio(call.median, base.median),
+                target: "≤ 2×; ≥ 20,000 calls/s", met: call.median <= 2 * base.median && rate >= 20_000),
+            Result(
+                scenario: "4b. sendMessage call to its .pending(.insert) event",
+                ours: "\(format(Sample(values: toEvent).median)) (p99 \(format(Sample(values: toEvent).p99)))", baseline: "", ratio: "",
+                target: "≤ 1 ms", met: Sample(values: toEvent).p99 <= 1_000),
+        ]
+    }
+
+    // MARK: 5. Relaunch
+
+    func relaunch() async throws -> Result {
+        var times: [Double] = []
+        var requests: [Int] = []
+        let total = sizes.relaunch.channels * sizes.relaunch.perChannel
+        for run in 0..<sizes.relaunchRuns {
+            let server = SimulatedChatServer()
+            let channels = (0..<sizes.relaunch.channels).map { "r\($0)" }
+            for channel in channels { try await server.createChannel(channel, members: ["alice"]) }
+            var options = SyncManagerOptions()
+            options.maxFailedMessageCountPerChannel = 1_000
+            let file = path("relaunch-\(run).sqlite")
+            try? FileManager.default.removeItem(atPath: file)
+            let writer = try await SyncManager(userId: "alice", service: server.service(for: "alice"), databasePath: file, options: options)
+            var lastOfChannel: [String] = []
+            for channel in channels {
+                var last = ""
+                for index in 0..<sizes.relaunch.perChannel {
+                    let message = try await writer.sendMessage(.text("in flight \(index)"), channelURL: channel)
+                    if index % 2 == 0 {  // half of them reached the server before the app died
+                        _ = try await server.service(for: "alice").sendMessage(
+                            SendMessageRequest(reqId: message.reqId, channelURL: channel, kind: .text, text: message.text))
+                    }
+                    last = message.reqId
+                }
+                lastOfChannel.append(last)
+            }
+            await writer.close()
+            let database = try RawSQLite(path: file)
+            try database.exec("UPDATE outbox SET state = 'syncing'; PRAGMA wal_checkpoint(TRUNCATE)")
+            let before = await server.requestCount
+            var reopened: SyncManager?
+            times.append(
+                try await measure {
+                    let manager = try await SyncManager(
+                        userId: "alice", service: server.service(for: "alice"), databasePath: file, options: options)
+                    reopened = manager
+                    await manager.resumeSync()
+                    for reqId in lastOfChannel {
+                        while await manager.message(reqId: reqId)?.syncState == .syncing { try await Task.sleep(for: .microseconds(200)) }
+                    }
+                })
+            requests.append(await server.requestCount - before)
+            await reopened?.close()
+        }
+        let time = Sample(values: times)
+        let perHundred = Double(requests.max() ?? 0) / (Double(total) / 100)
+        return Result(
+            scenario: "5. relaunch: reconcile \(total.formatted()) in-flight outbox rows",
+            ours: "\(format(time.median)) (slowest \(format(time.p99))), \(requests.max() ?? 0) requests", baseline: "", ratio: "",
+            target: "≤ 1 s, ≤ 1 request / 100", met: time.median <= 1_000_000 && perHundred <= 1)
+    }
+
+    // MARK: 6. Memory
+
+    func memory(executable: String) async throws -> Result {
+        var peaks: [Int] = []
+        for (name, count) in [("small", sizes.memory.small), ("large", sizes.memory.large)] {
+            let file = path("memory-\(name).sqlite")
+            try await CacheBuilder.build(at: file, channels: ["long"], perChannel: count)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = ["--memory-probe", file]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            process.waitUntilExit()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            guard process.terminationStatus == 0, let kilobytes = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                throw BenchError("the memory probe failed: \(text)")
+            }
+            peaks.append(kilobytes)
+        }
+        let growth = Double(peaks[1] - peaks[0]) / 1024
+        return Result(
+            scenario:
+                "6. peak memory of scenario 3, \(sizes.memory.small.formatted()) vs \(sizes.memory.large.formatted()) cached messages",
+            ours: String(format: "%.1f MB vs %.1f MB (growth %.1f MB)", Double(peaks[0]) / 1024, Double(peaks[1]) / 1024, growth),
+            baseline: "", ratio: "", target: "growth ≤ 10 MB", met: growth <= 10)
+    }
+}

@@ -1,0 +1,46 @@
+import ChatSync
+import Foundation
+import Logging
+
+// chatsync-bench: measures ChatSync against the raw SQLite C API on the same machine and
+// files, and prints a Markdown table (`--quick` for a CI-sized run; no timing is asserted).
+
+LoggingSystem.bootstrap { label in
+    var handler = StreamLogHandler.standardError(label: label)
+    handler.logLevel = .error
+    return handler
+}
+let arguments = CommandLine.arguments
+if let index = arguments.firstIndex(of: "--memory-probe"), index + 1 < arguments.count {
+    // Child process of scenario 6: run scenario 3's walk, print the peak resident memory.
+    _ = try await Scenarios.scrollPages(file: arguments[index + 1], walks: 3)
+    print(peakResidentKilobytes())
+    exit(0)
+}
+
+let quick = arguments.contains("--quick")
+let sizes = quick ? Sizes.quick : Sizes()
+let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chatsync-bench-\(getpid())")
+try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: directory) }
+let scenarios = Scenarios(sizes: sizes, directory: directory)
+
+// `--only NAME` runs one scenario (ingest, first-page, scroll, send, relaunch, memory), for profiling.
+let only = arguments.firstIndex(of: "--only").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+func wanted(_ name: String) -> Bool { only == nil || only == name }
+var results: [Result] = []
+if wanted("ingest") { results.append(try await scenarios.ingest()) }
+if wanted("first-page") { results += try await scenarios.firstPage() }
+if wanted("scroll") { results.append(try await scenarios.scroll()) }
+if wanted("send") { results += try await scenarios.send() }
+if wanted("relaunch") { results.append(try await scenarios.relaunch()) }
+if wanted("memory") { results.append(try await scenarios.memory(executable: URL(fileURLWithPath: arguments[0]).path)) }
+
+let date = ISO8601DateFormatter().string(from: Date()).prefix(10)
+print("ChatSync benchmarks, \(date), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(quick ? "quick run" : "full run")\n")
+print("| scenario | ChatSync (median) | raw SQLite (median) | ratio | target | met |")
+print("| --- | --- | --- | --- | --- | --- |")
+for result in results {
+    let met = result.met.map { $0 ? "yes" : "no" } ?? ""
+    print("| \(result.scenario) | \(result.ours) | \(result.baseline) | \(result.ratio) | \(result.target) | \(met) |")
+}
