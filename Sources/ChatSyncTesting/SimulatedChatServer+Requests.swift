@@ -123,7 +123,7 @@ extension SimulatedChatServer {
         }
         var file = request.file
         file?.localPath = nil
-        let message = store(
+        let message = try store(
             Message(
                 reqId: request.reqId, channelURL: request.channelURL, senderId: userId, kind: request.kind,
                 text: request.text, customType: request.customType, data: request.data, file: file,

@@ -198,7 +198,7 @@ public actor SimulatedChatServer {
 
     @discardableResult
     private func mutateChannel(_ channelURL: String, alsoNotify: [String] = [], _ change: (inout Channel) -> Void) throws -> Channel {
-        var state = try channelState(channelURL)
+        var state = try takeChannelState(channelURL)
         let before = Set(state.channel.memberIds)
         change(&state.channel)
         state.channel.updatedAt = tick()
@@ -206,6 +206,16 @@ public actor SimulatedChatServer {
         recordChannelChange(channelURL, users: before.union(state.channel.memberIds).union(alsoNotify))
         broadcast(.channelChanged(state.channel), to: state.channel.memberIds)
         return state.channel
+    }
+
+    /// Takes a channel's state out of the dictionary so that changing it does not copy its
+    /// message array (a copy per post would make large histories quadratic); put it back
+    /// with `channelStates[url] = state`.
+    func takeChannelState(_ channelURL: String) throws -> ChannelState {
+        guard let state = channelStates.removeValue(forKey: channelURL) else {
+            throw ChatServiceError.permanent(.notFound, "no channel \(channelURL)")
+        }
+        return state
     }
 
     func channelState(_ channelURL: String) throws -> ChannelState {
@@ -247,7 +257,7 @@ public actor SimulatedChatServer {
         } else {
             time = tick()
         }
-        return store(
+        return try store(
             Message(
                 messageId: nextMessageId, channelURL: channelURL, senderId: userId, kind: params.kind, text: params.text,
                 customType: params.customType, data: params.data, file: file, parentMessageId: params.parentMessageId,
@@ -271,12 +281,12 @@ public actor SimulatedChatServer {
     }
 
     /// Stores a new message (its id is taken from `nextMessageId`) and announces it.
-    func store(_ draft: Message) -> Message {
+    func store(_ draft: Message) throws -> Message {
         var message = draft
         message.messageId = nextMessageId
         message.syncState = .synced
         nextMessageId += 1
-        var state = channelStates[message.channelURL]!
+        var state = try takeChannelState(message.channelURL)
         let index = state.messages.partitionPoint { $0.sortKey <= message.sortKey }
         state.messages.insert(message, at: index)
         state.createdAtById[message.messageId] = message.createdAt
@@ -289,11 +299,13 @@ public actor SimulatedChatServer {
     }
 
     func applyUpdate(channelURL: String, messageId: Int64, text: String, by userId: String?) throws -> Message {
-        var state = try channelState(channelURL)
+        var state = try takeChannelState(channelURL)
         guard let index = state.index(of: messageId) else {
+            channelStates[channelURL] = state
             throw ChatServiceError.permanent(.notFound, "no message \(messageId) in \(channelURL)")
         }
         if let userId, state.messages[index].senderId != userId {
+            channelStates[channelURL] = state
             throw ChatServiceError.permanent(.forbidden, "\(userId) may only edit their own messages")
         }
         state.messages[index].text = text
@@ -308,11 +320,13 @@ public actor SimulatedChatServer {
     }
 
     func applyDelete(channelURL: String, messageId: Int64, by userId: String?) throws {
-        var state = try channelState(channelURL)
+        var state = try takeChannelState(channelURL)
         guard let index = state.index(of: messageId) else {
+            channelStates[channelURL] = state
             throw ChatServiceError.permanent(.notFound, "no message \(messageId) in \(channelURL)")
         }
         if let userId, state.messages[index].senderId != userId {
+            channelStates[channelURL] = state
             throw ChatServiceError.permanent(.forbidden, "\(userId) may only delete their own messages")
         }
         state.messages.remove(at: index)

@@ -98,8 +98,11 @@ final class ChatStore: Sendable {
 
     // MARK: - Access with error mapping
 
+    /// Runs reads on the writer connection, outside a transaction: the engine is the only
+    /// writer and runs one change at a time, so a read cannot see half of one, and it
+    /// skips the reader pool's hand-off and transaction (a page read is one SELECT).
     func read<T>(_ body: (Database) throws -> T) throws -> T {
-        do { return try writer.read(body) } catch { throw Self.mapped(error, while: "reading the cache") }
+        do { return try writer.writeWithoutTransaction(body) } catch { throw Self.mapped(error, while: "reading the cache") }
     }
 
     func write<T>(_ body: (Database) throws -> T) throws -> T {
