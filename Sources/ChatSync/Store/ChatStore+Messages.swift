@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 
 /// Which way a page query reads from its anchor.
 enum PageDirection: Sendable {
@@ -27,10 +28,18 @@ extension ChatStore {
 
     /// Inserts or updates `messages` inside the caller's transaction, with one cached statement.
     static func upsertMessages(_ messages: [Message], in db: Database) throws {
-        let statement = try db.cachedStatement(sql: upsertSQL)
+        let statement = try db.cachedStatement(sql: upsertSQL).sqliteStatement
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
         for message in messages {
-            statement.setUncheckedArguments(StatementArguments(MessageColumns.values(of: message)))
-            try statement.execute()
+            sqlite3_reset(statement)
+            MessageColumns.bind(message, to: statement)
+            let code = sqlite3_step(statement)
+            guard code == SQLITE_DONE else {
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+            }
         }
     }
 

@@ -243,6 +243,17 @@ extension SyncEngine {
 
     /// The messages of `channelURL` only, ascending by key, each id once (the newest version).
     static func sanitized(_ messages: [Message], channelURL: String) -> [Message] {
+        // The usual page is already clean: right channel, ascending, each id once.
+        var clean = true
+        for (index, message) in messages.enumerated() {
+            if message.channelURL != channelURL || message.messageId <= 0 || message.syncState != .synced || message.uploadProgress != nil
+                || message.failure != nil || (index > 0 && !(messages[index - 1].sortKey < message.sortKey))
+            {
+                clean = false
+                break
+            }
+        }
+        if clean { return messages }
         var byId: [Int64: Message] = [:]
         for var message in messages where message.channelURL == channelURL && message.messageId > 0 {
             message.syncState = .synced
