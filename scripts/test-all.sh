@@ -30,10 +30,19 @@ echo "== README examples match the compiled ones"
 python3 scripts/check-readme.py
 
 echo "== swift format lint --strict"
-swift format lint --strict -r Sources Tests Package.swift Samples/Sources Samples/Tests Samples/Package.swift
+swift format lint --strict -r Sources Tests Package.swift Samples/Sources Samples/Tests Samples/Package.swift \
+    Benchmarks/Sources Benchmarks/Package.swift
 
 check_package .
 check_package Samples
+
+echo "== Benchmarks: release build and a quick run (figures are printed, not asserted)"
+swift build -c release --package-path Benchmarks 2>&1 | tee "$log"
+if grep -E '^/[^ ]*\.swift:[0-9]+:[0-9]+: warning:' "$log" | grep -v '/\.build' | grep -q .; then
+    echo "FAIL: compiler warnings in Benchmarks"
+    exit 1
+fi
+swift run -c release --package-path Benchmarks chatsync-bench --quick
 
 echo "== the demo runs to the end"
 swift run --package-path Samples chat-demo > "$log" 2>&1 || { cat "$log"; echo "FAIL: chat-demo"; exit 1; }

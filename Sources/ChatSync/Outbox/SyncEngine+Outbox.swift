@@ -167,7 +167,10 @@ extension SyncEngine {
     // MARK: Failing
 
     /// Applies the resend policy to a message that could not be sent (§4.3).
-    func fail(_ entry: OutboxEntry, failure: SyncFailure) throws {
+    ///
+    /// - Parameter enforcingLimits: `false` when the caller fails many messages at once
+    ///   and applies the failed-message limits once afterwards.
+    func fail(_ entry: OutboxEntry, failure: SyncFailure, enforcingLimits: Bool = true) throws {
         var entry = entry
         let wasFailed = entry.isInFailedList
         let manual = manualResends.remove(entry.reqId) != nil
@@ -196,7 +199,7 @@ extension SyncEngine {
         }
         try save(entry, entering: !wasFailed, reason: reason)
         if resendsLeft { scheduleAutomaticResend(entry) }
-        try enforceFailedLimits(channelURL: entry.channelURL)
+        if enforcingLimits { try enforceFailedLimits(channelURL: entry.channelURL) }
     }
 
     /// Waits 2 s per resend already made (at most 10 s) on the injected clock, then
@@ -233,8 +236,16 @@ extension SyncEngine {
     /// Keeps at most `maxFailedMessageCountPerChannel` failed messages (oldest go first)
     /// and none older than `failedMessageRetentionDays`.
     func enforceFailedLimits(channelURL: String? = nil) throws {
-        let failed = try store.outboxEntries(channelURL: channelURL).filter(\.isInFailedList)
         let oldestAllowed = now - Int64(options.failedMessageRetentionDays) * 86_400_000
+        // One aggregate query finds the channels that need a closer look.
+        let channelsOverLimits = try store.failedListStats(channelURL: channelURL).filter { stat in
+            stat.count > options.maxFailedMessageCountPerChannel || stat.oldestFailedAt < oldestAllowed
+        }
+        for stat in channelsOverLimits { try enforceFailedLimits(in: stat.channelURL, oldestAllowed: oldestAllowed) }
+    }
+
+    private func enforceFailedLimits(in channelURL: String, oldestAllowed: Int64) throws {
+        let failed = try store.outboxEntries(channelURL: channelURL).filter(\.isInFailedList)
         var kept: [String: [OutboxEntry]] = [:]
         for entry in failed {
             if let failedAt = entry.failedAt, failedAt < oldestAllowed, entry.message.syncState == .failed {

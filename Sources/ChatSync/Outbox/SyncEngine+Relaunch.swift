@@ -25,6 +25,8 @@ extension SyncEngine {
                     let failure = ChatServiceError.classify(error).failure
                     for entry in batch { try? settle(entry, found: nil, failure: failure) }
                 }
+                // Once per batch rather than once per failed message: each pass reads the channel's outbox.
+                try? enforceFailedLimits(channelURL: channelURL)
             }
         }
     }
@@ -42,7 +44,7 @@ extension SyncEngine {
         if let found, found.channelURL == current.channelURL {
             try resolveSent(reqId: current.reqId, sent: found)
         } else {
-            try fail(current, failure: failure)
+            try fail(current, failure: failure, enforcingLimits: false)
         }
     }
 }

@@ -94,6 +94,20 @@ extension ChatStore {
         }
     }
 
+    /// Per channel: how many messages are in the failed list, and since when the oldest.
+    func failedListStats(channelURL: String? = nil) throws -> [(channelURL: String, count: Int, oldestFailedAt: Int64)] {
+        try read { db in
+            var sql = "SELECT channel_url, COUNT(*), MIN(failed_at) FROM outbox WHERE failed_at IS NOT NULL"
+            var arguments: StatementArguments = []
+            if let channelURL {
+                sql += " AND channel_url = ?"
+                arguments += [channelURL]
+            }
+            sql += " GROUP BY channel_url"
+            return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { ($0[0], $0[1], $0[2]) }
+        }
+    }
+
     /// Moves an entry to the end of its lane (a new, highest sequence number).
     func moveOutboxToLaneTail(reqId: String) throws {
         try write { db in
