@@ -149,7 +149,7 @@ struct Scenarios {
                 scenario: "2b. messageCollection + first page of 50 (\(sizes.bigCache.channels.formatted()) channels)",
                 ours: "\(format(page.median)) (p99 \(format(page.p99)))",
                 baseline: "\(format(Sample(values: raw).median)) (one range query)", ratio: ratio(page.median, Sample(values: raw).median),
-                target: "≤ 2 ms", met: page.median <= 2_000),
+                target: "≤ 3× and ≤ 2 ms", met: page.median <= 2_000 && page.median <= 3 * Sample(values: raw).median),
         ]
     }
 

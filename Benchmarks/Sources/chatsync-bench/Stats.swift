@@ -36,8 +36,24 @@ func format(_ microseconds: Double) -> String {
     return String(format: "%.0f µs", microseconds)
 }
 
-/// Peak resident memory of this process, in kilobytes.
+/// Forgets the peak resident memory so far, where the system allows it: on Linux a spawned
+/// process starts with its parent's peak, which would hide its own.
+func resetPeakResidentMemory() {
+    #if os(Linux)
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+    #endif
+}
+
+/// Peak resident memory of this process since the last reset, in kilobytes.
 func peakResidentKilobytes() -> Int {
+    #if os(Linux)
+        if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        {
+            return kilobytes
+        }
+    #endif
     var usage = rusage()
     #if os(Linux)
         getrusage(RUSAGE_SELF.rawValue, &usage)

@@ -13,6 +13,7 @@ LoggingSystem.bootstrap { label in
 let arguments = CommandLine.arguments
 if let index = arguments.firstIndex(of: "--memory-probe"), index + 1 < arguments.count {
     // Child process of scenario 6: run scenario 3's walk, print the peak resident memory.
+    resetPeakResidentMemory()
     _ = try await Scenarios.scrollPages(file: arguments[index + 1], walks: 3)
     print(peakResidentKilobytes())
     exit(0)
