@@ -54,10 +54,8 @@ public actor SimulatedChatServer {
     var enqueuedCounts: [UInt64: Int] = [:]
     var newestSubscription: [String: UInt64] = [:]
     var uploadCount = 0
-    var isHoldingRequests = false
-    var heldRequests: [CheckedContinuation<Void, Never>] = []
-    var isHoldingUploads = false
-    var heldUploads: [CheckedContinuation<Void, Never>] = []
+    var requestGate = Gate()
+    var uploadGate = Gate()
     /// Every send request's (channel, reqId) in arrival order, repeats included.
     public internal(set) var sendLog: [(channelURL: String, reqId: String)] = []
 
@@ -85,46 +83,32 @@ public actor SimulatedChatServer {
 
     /// Makes every request wait before it reaches the server until
     /// ``releaseRequests()``: a deterministic way to catch a client with a request in flight.
-    public func holdRequests() {
-        isHoldingRequests = true
-    }
+    public func holdRequests() { requestGate.isHolding = true }
 
     /// Lets held requests (and later ones) through.
-    public func releaseRequests() {
-        isHoldingRequests = false
-        let waiting = heldRequests
-        heldRequests.removeAll()
-        for request in waiting { request.resume() }
-    }
+    public func releaseRequests() { requestGate.release() }
 
     /// How many requests are waiting on ``holdRequests()``.
-    public var heldRequestCount: Int { heldRequests.count }
+    public var heldRequestCount: Int { requestGate.waiting.count }
 
     /// Makes uploads wait before they complete until ``releaseUploads()``: a slow
     /// upload, without real time.
-    public func holdUploads() {
-        isHoldingUploads = true
-    }
+    public func holdUploads() { uploadGate.isHolding = true }
 
     /// Lets held uploads (and later ones) complete.
-    public func releaseUploads() {
-        isHoldingUploads = false
-        let waiting = heldUploads
-        heldUploads.removeAll()
-        for upload in waiting { upload.resume() }
-    }
+    public func releaseUploads() { uploadGate.release() }
 
     /// How many uploads are waiting on ``holdUploads()``.
-    public var heldUploadCount: Int { heldUploads.count }
-
-    func waitWhileUploadsHeld() async {
-        guard isHoldingUploads else { return }
-        await withCheckedContinuation { heldUploads.append($0) }
-    }
+    public var heldUploadCount: Int { uploadGate.waiting.count }
 
     func waitWhileHeld() async {
-        guard isHoldingRequests else { return }
-        await withCheckedContinuation { heldRequests.append($0) }
+        guard requestGate.isHolding else { return }
+        await withCheckedContinuation { requestGate.waiting.append($0) }
+    }
+
+    func waitWhileUploadsHeld() async {
+        guard uploadGate.isHolding else { return }
+        await withCheckedContinuation { uploadGate.waiting.append($0) }
     }
 
     // MARK: - Clock
@@ -405,5 +389,18 @@ extension SimulatedChatServer.ChannelState {
         let key = MessageKey(createdAt: createdAt, messageId: messageId)
         let index = messages.partitionPoint { $0.sortKey < key }
         return index < messages.count && messages[index].messageId == messageId ? index : nil
+    }
+}
+
+/// Work held back until a test releases it.
+struct Gate {
+    var isHolding = false
+    var waiting: [CheckedContinuation<Void, Never>] = []
+
+    mutating func release() {
+        isHolding = false
+        let released = waiting
+        waiting.removeAll()
+        for continuation in released { continuation.resume() }
     }
 }

@@ -324,7 +324,9 @@ struct OutboxTests {
         await manager.close()
     }
 
-    @Test func anEchoThatBeatsTheResponseResolvesThePendingMessageOnce() async throws {
+    /// A manager over a service whose responses or events the test can hold, with a
+    /// collection at the newest edge.
+    private func controlled() async throws -> (ControlledService, SyncManager, MessageCollection, EventRecorder) {
         let server = SimulatedChatServer()
         try await server.createChannel(Harness.channel, members: ["alice", "bob"])
         let service = ControlledService(server.service(for: "alice"))
@@ -336,6 +338,11 @@ struct OutboxTests {
         let recorder = EventRecorder()
         await collection.setHandler(recorder)
         _ = try await collection.fetchSucceededMessages(.previous)
+        return (service, manager, collection, recorder)
+    }
+
+    @Test func anEchoThatBeatsTheResponseResolvesThePendingMessageOnce() async throws {
+        let (service, manager, collection, recorder) = try await controlled()
         await service.holdResponses()
         let sent = try await manager.sendMessage(.text("echo first"), channelURL: Harness.channel)
         #expect(await eventually { await service.heldResponseCount == 1 })
@@ -352,17 +359,7 @@ struct OutboxTests {
     }
 
     @Test func aResponseThatBeatsTheEchoKeepsTheMessagePendingUntilTheEchoPlacesIt() async throws {
-        let server = SimulatedChatServer()
-        try await server.createChannel(Harness.channel, members: ["alice", "bob"])
-        let service = ControlledService(server.service(for: "alice"))
-        var options = SyncManagerOptions()
-        options.clock = InstantClock()
-        let manager = try await SyncManager(userId: "alice", service: service, databasePath: nil, options: options)
-        await manager.resumeSync()
-        let collection = try await manager.messageCollection(channelURL: Harness.channel)
-        let recorder = EventRecorder()
-        await collection.setHandler(recorder)
-        _ = try await collection.fetchSucceededMessages(.previous)
+        let (service, manager, collection, recorder) = try await controlled()
         await service.holdEvents()
         let sent = try await manager.sendMessage(.text("response first"), channelURL: Harness.channel)
         #expect(await eventually { await manager.message(reqId: sent.reqId)?.syncState == .synced })
