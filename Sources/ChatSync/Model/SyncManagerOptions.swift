@@ -43,7 +43,9 @@ public struct SyncManagerOptions: Sendable {
     /// More missing messages than this between a view and the server's newest
     /// makes a collection report a huge gap instead of syncing them all.
     public var hugeGapThreshold: Int = 300
-    /// The most succeeded messages kept in the cache; `nil` keeps all.
+    /// The most succeeded messages to keep in the cache; `nil` keeps all.
+    ///
+    /// Not enforced yet: the value is validated, but this version never trims the cache.
     public var messageStoreCapacity: Int?
     /// The clock every wait goes through; tests inject a test clock.
     public var clock: any Clock<Duration> = ContinuousClock()
