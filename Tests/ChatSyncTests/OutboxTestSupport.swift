@@ -1,9 +1,23 @@
 import ChatSyncTesting
+import Clocks
 import Foundation
 import Synchronization
 import Testing
 
 @testable import ChatSync
+
+/// Waits until something sleeps on `clock`, so the test moves time only once the sleep's
+/// deadline is set (a sleep registered after the clock moved would wait for a later move).
+func sleeperRegistered(on clock: TestClock<Duration>) async -> Bool {
+    await eventually {
+        do {
+            try await clock.checkSuspension()
+            return false
+        } catch {
+            return true
+        }
+    }
+}
 
 /// A wall clock the test moves by hand.
 final class ManualTime: Sendable {

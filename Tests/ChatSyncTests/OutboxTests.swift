@@ -107,6 +107,7 @@ struct OutboxTests {
         let sent = try await harness.manager.sendMessage(.text("retry me"), channelURL: Harness.channel)
         #expect(await eventually { (try? harness.outbox().first?.attempts) == 1 })
         #expect(try harness.outbox().first?.message.syncState == .created)
+        #expect(await sleeperRegistered(on: clock))
         await clock.advance(by: .seconds(4))
         #expect(try harness.outbox().first?.attempts == 1, "no retry before the interval")
         await harness.server.setFaults(FaultPlan())
@@ -212,6 +213,7 @@ struct OutboxTests {
         #expect(await eventually { await collection.failedMessages.count == 1 })
         var attempts = await harness.server.requestCount
         for delay in [2, 4, 6] {
+            #expect(await sleeperRegistered(on: clock), "the resend after \(delay) s is scheduled")
             await clock.advance(by: .seconds(delay - 1))
             #expect(await harness.server.requestCount == attempts, "not before \(delay) s")
             await clock.advance(by: .seconds(1))
@@ -237,6 +239,7 @@ struct OutboxTests {
         let sent = try await harness.manager.sendMessage(.text("eventually"), channelURL: Harness.channel)
         #expect(await eventually { await collection.failedMessages.count == 1 })
         await harness.server.setFaults(FaultPlan())
+        #expect(await sleeperRegistered(on: clock))
         await clock.advance(by: .seconds(2))
         #expect(await eventually { await collection.failedMessages.isEmpty })
         await harness.settle()
