@@ -34,6 +34,15 @@ swift format lint --strict -r Sources Tests Package.swift Samples/Sources Sample
     Benchmarks/Sources Benchmarks/Package.swift
 
 check_package .
+
+# The root suite again under ThreadSanitizer, in a build folder of its own; any report fails.
+echo "== .: swift test --sanitize=thread"
+swift test --sanitize=thread --scratch-path .build-tsan 2>&1 | tee "$log"
+if grep -q "WARNING: ThreadSanitizer" "$log"; then
+    echo "FAIL: ThreadSanitizer reports (above)"
+    exit 1
+fi
+
 check_package Samples
 
 echo "== Benchmarks: release build and a quick run (figures are printed, not asserted)"
