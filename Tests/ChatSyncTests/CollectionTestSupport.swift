@@ -134,6 +134,13 @@ final class EventRecorder: MessageCollectionHandler {
     }
 }
 
+/// A collection under a model-based test, with its recorder and filter.
+struct ModelSubject {
+    let collection: MessageCollection
+    let recorder: EventRecorder
+    let filter: MessageFilter
+}
+
 /// Checks the event guarantees of API.md §3.3 on a collection; answers its succeeded list.
 @discardableResult
 func checkInvariants(

@@ -12,12 +12,6 @@ struct MessageCollectionModelTests {
     /// How many seeds CI runs; `MODEL_SEEDS=N` runs more.
     static let seeds = ModelSeeds.all
 
-    private struct Subject {
-        let collection: MessageCollection
-        let recorder: EventRecorder
-        let filter: MessageFilter
-    }
-
     @Test(arguments: seeds)
     func randomSchedulesKeepEveryGuarantee(seed: UInt64) async throws {
         var random = SeededGenerator(seed: seed)
@@ -34,7 +28,7 @@ struct MessageCollectionModelTests {
             try await server.post(params, from: senders[Int.random(in: 0...2, using: &random)], to: Harness.channel)
         }
         await harness.online()
-        var subjects: [Subject] = []
+        var subjects: [ModelSubject] = []
         for filter in [MessageFilter(), MessageFilter(senderIds: ["carol"]), MessageFilter(kinds: [.custom])] {
             let all = await server.messages(in: Harness.channel)
             let viewpoint = Bool.random(using: &random) || all.isEmpty ? Int64.max : all.randomElement(using: &random)!.createdAt
@@ -42,7 +36,7 @@ struct MessageCollectionModelTests {
                 channelURL: Harness.channel, filter: filter, viewpoint: viewpoint, limit: Int.random(in: 1...15, using: &random))
             let recorder = EventRecorder()
             await collection.setHandler(recorder)
-            subjects.append(Subject(collection: collection, recorder: recorder, filter: filter))
+            subjects.append(ModelSubject(collection: collection, recorder: recorder, filter: filter))
         }
         var online = true
         var running = true

@@ -11,27 +11,21 @@ import Testing
 struct OutboxModelTests {
     static let seeds = ModelSeeds.all
 
-    private struct Subject {
-        let collection: MessageCollection
-        let recorder: EventRecorder
-        let filter: MessageFilter
-    }
-
     private struct Sent {
         let reqId: String
         let lane: SendLane
         let permanent: Bool
     }
 
-    private func open(_ harness: Harness, filters: [MessageFilter]) async throws -> [Subject] {
-        var subjects: [Subject] = []
+    private func open(_ harness: Harness, filters: [MessageFilter]) async throws -> [ModelSubject] {
+        var subjects: [ModelSubject] = []
         for filter in filters {
             let collection = try await harness.manager.messageCollection(channelURL: Harness.channel, filter: filter, limit: 10)
             let recorder = EventRecorder()
             await collection.setHandler(recorder)
             try await collection.fetchPendingMessages()
             try await collection.fetchFailedMessages()
-            subjects.append(Subject(collection: collection, recorder: recorder, filter: filter))
+            subjects.append(ModelSubject(collection: collection, recorder: recorder, filter: filter))
         }
         return subjects
     }
@@ -163,7 +157,7 @@ struct OutboxModelTests {
     }
 
     private func check(
-        _ harness: Harness, _ subjects: [Subject], sent: [Sent], everFailed: Set<String>, seed: UInt64, step: Int, log: [String]
+        _ harness: Harness, _ subjects: [ModelSubject], sent: [Sent], everFailed: Set<String>, seed: UInt64, step: Int, log: [String]
     ) async throws {
         let context = "seed \(seed) step \(step): \(log.suffix(6))"
         let onServer = await harness.server.messages(in: Harness.channel)
