@@ -87,8 +87,11 @@ extension SyncEngine {
         guard isOnline, !catchingUp.contains(channelURL) else { return }
         catchingUp.insert(channelURL)
         runInBackground { engine in
-            do { try await engine.catchUp(channelURL) } catch { await engine.logCatchUpFailure(channelURL, error) }
+            let epochAtStart = await engine.epoch
+            var complete = true
+            do { complete = try await engine.catchUp(channelURL) } catch { await engine.logCatchUpFailure(channelURL, error) }
             await engine.endCatchUp(channelURL)
+            if !complete { await engine.scheduleSyncRetry(attempt: 0, epoch: epochAtStart) }
         }
     }
 
@@ -257,40 +260,79 @@ extension SyncEngine {
     // MARK: Reconnect
 
     /// After a reconnect or resume: change logs first, then the views that follow the
-    /// newest messages catch up from the newest chunk's edge.
+    /// newest messages catch up from the newest chunk's edge. What the service did not
+    /// answer (a transient failure) is tried again after a backoff on the injected clock.
     func reconnect() async {
+        let epochAtStart = epoch
+        if await !syncAfterReconnect() { scheduleSyncRetry(attempt: 0, epoch: epochAtStart) }
+    }
+
+    /// One pass of ``reconnect()``; answers whether every request of it was answered.
+    private func syncAfterReconnect() async -> Bool {
+        var complete = true
         do {
             let hasToken = try store.syncToken(scope: ChatStore.channelTokenScope) != nil
-            if !channelViews.isEmpty || hasToken { _ = try await prepareChannelList() }
+            if !channelViews.isEmpty || hasToken { complete = try await prepareChannelList() }
         } catch {
             logger.warning("channel change logs after reconnecting failed: \(error)")
         }
         let channelURLs = Set(views.values.map(\.channelURL)).sorted()
         for channelURL in channelURLs {
-            guard isOnline else { return }
+            guard isOnline else { return false }
             do {
-                guard try await prepareChannel(channelURL) else { continue }
+                guard try await prepareChannel(channelURL) else {
+                    complete = false
+                    continue
+                }
                 if views(of: channelURL).contains(where: \.reachedNewest), !catchingUp.contains(channelURL) {
                     catchingUp.insert(channelURL)
                     defer { catchingUp.remove(channelURL) }
-                    try await catchUp(channelURL)
+                    if try await !catchUp(channelURL) { complete = false }
                 }
             } catch {
                 logger.warning("sync of \(channelURL) after reconnecting failed: \(error)")
             }
         }
+        return complete
     }
+
+    /// Runs the reconnect sync again after 1, 2, 4, ... 30 s on the injected clock, at
+    /// most ``syncRetryLimit`` times per connection; a later fetch, resume or reconnect
+    /// starts over. Without this a lost response would leave the cache stale (missed
+    /// deletions, a channel never live again) until the next connection change.
+    func scheduleSyncRetry(attempt: Int, epoch epochAtFailure: Int) {
+        guard isOnline, !isClosed, epoch == epochAtFailure, attempt < Self.syncRetryLimit else { return }
+        let wait = Self.sleeper(options.clock, for: .seconds(min(1 << attempt, 30)))
+        logger.debug("sync after reconnecting incomplete, attempt \(attempt + 1) follows")
+        runInBackground { engine in
+            do { try await wait() } catch { return }
+            await engine.retrySync(attempt: attempt + 1, epoch: epochAtFailure)
+        }
+    }
+
+    private func retrySync(attempt: Int, epoch epochAtFailure: Int) async {
+        guard isOnline, !isClosed, epoch == epochAtFailure else { return }
+        if await !syncAfterReconnect() { scheduleSyncRetry(attempt: attempt, epoch: epochAtFailure) }
+    }
+
+    /// How many times one connection retries an incomplete reconnect sync.
+    static let syncRetryLimit = 8
 
     /// Syncs forward, for each view that reached the newest messages but no longer
     /// follows the live edge, from the end of its chunk until the channel is live and
     /// the view joined to it, unless more than `hugeGapThreshold` messages are
-    /// missing: then that view is told of a huge gap instead.
-    func catchUp(_ channelURL: String) async throws {
+    /// missing: then that view is told of a huge gap instead. Answers `false` when the
+    /// service did not answer.
+    @discardableResult
+    func catchUp(_ channelURL: String) async throws -> Bool {
         let epochAtStart = epoch
         var fetched: [Int: Int] = [:]  // by view id
         while isOnline, epoch == epochAtStart {
             let loose = try views(of: channelURL).filter { try $0.reachedNewest && !isFollowingLive($0) }
-            guard let view = loose.first else { return try pumpLive(channelURL) }
+            guard let view = loose.first else {
+                try pumpLive(channelURL)
+                return true
+            }
             let upper = view.upperBound ?? view.viewpointKey
             guard let chunk = try chunks(of: channelURL).first(where: { $0.contains(upper) }) else {
                 view.reachedNewest = false  // its range is no longer cached: it cannot follow
@@ -307,7 +349,7 @@ extension SyncEngine {
                 try applyPage(page, for: query, mayGoLive: isOnline)  // catch-up runs only while online, in one epoch
                 return page
             }
-            guard let page = answer else { return }
+            guard let page = answer else { return false }
             fetched[view.id, default: 0] += page.messages.filter { $0.sortKey > edge }.count
             if page.hasNext, fetched[view.id, default: 0] > options.hugeGapThreshold {
                 view.reachedNewest = false
@@ -323,5 +365,6 @@ extension SyncEngine {
                 }
             }
         }
+        return false  // offline, or a new connection took over
     }
 }

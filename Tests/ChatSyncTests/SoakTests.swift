@@ -1,0 +1,268 @@
+import ChatSyncTesting
+import Foundation
+import Testing
+
+@testable import ChatSync
+
+/// The simulation soak: seeded schedules over three channels and four collections at
+/// once, mixing alice's sends, cancels, resends, own edits and deletions with other
+/// users' traffic, fault plans (failed requests, lost responses), offline periods,
+/// pauses, viewpoint resets and relaunches on the same file. After every step the
+/// guarantees of API.md §3.3 and §4 are checked; at the end, every message alice sent
+/// is on the server exactly once unless its policy says it failed or was dropped.
+///
+/// A failing schedule names its seed; `SOAK_SEED=N swift test --filter Soak` replays it alone.
+@Suite("Simulation soak")
+struct SoakTests {
+    static let channels = [Harness.channel, "random", "team"]
+    static let senders = ["bob", "carol"]
+
+    private struct Sent {
+        let reqId: String
+        let channelURL: String
+        let lane: SendLane
+        let permanent: Bool
+    }
+
+    private struct Subject {
+        let channelURL: String
+        let model: ModelSubject
+    }
+
+    /// One collection per channel plus a media-only one on the first, each with its pending and failed lists loaded.
+    private func openSubjects(_ harness: Harness) async throws -> [Subject] {
+        var plans = Self.channels.map { ($0, MessageFilter()) }
+        plans.append((Harness.channel, MessageFilter(kinds: [.image])))
+        var subjects: [Subject] = []
+        for (channelURL, filter) in plans {
+            let collection = try await harness.manager.messageCollection(channelURL: channelURL, filter: filter, limit: 8)
+            let recorder = EventRecorder()
+            await collection.setHandler(recorder)
+            try await collection.fetchPendingMessages()
+            try await collection.fetchFailedMessages()
+            subjects.append(Subject(channelURL: channelURL, model: ModelSubject(collection: collection, recorder: recorder, filter: filter)))
+        }
+        return subjects
+    }
+
+    @Test(arguments: SoakSeeds.all)
+    func randomSchedulesKeepEveryPromise(seed: UInt64) async throws {
+        var random = SeededGenerator(seed: seed &+ 1_000_000)
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        let attachment = try makeAttachment(in: dir)
+        let policy = MessageResendPolicy.allCases.randomElement(using: &random)!
+        var harness = try await Harness.make(seed: seed, databasePath: dir.path("cache.sqlite")) {
+            $0.messageResendPolicy = policy
+            $0.syncBatchSize = Int.random(in: 2...10, using: &random)
+            $0.sendRetryLimit = Int.random(in: 0...3, using: &random)
+            $0.maxFailedMessageCountPerChannel = 1000
+            $0.hugeGapThreshold = 40
+            $0.messageCollectionCapacity = 200
+        }
+        let server = harness.server
+        for channelURL in Self.channels.dropFirst() {
+            try await server.createChannel(channelURL, members: ["alice", "bob", "carol"], name: channelURL)
+        }
+        for channelURL in Self.channels {
+            for index in 0..<Int.random(in: 0...25, using: &random) {
+                try await server.post(.text("h\(index)"), from: Self.senders.randomElement(using: &random)!, to: channelURL)
+            }
+        }
+        var subjects = try await openSubjects(harness)
+        await harness.online()
+        var state = SoakState()
+        let badTexts = Set((0..<30).map { "bad \($0)" })
+        let context = { (step: Int, log: [String]) in
+            "seed \(seed) (replay: SOAK_SEED=\(seed) swift test --filter Soak) policy \(policy) step \(step): \(log.suffix(8))"
+        }
+
+        for step in 0..<30 {
+            let subject = subjects.randomElement(using: &random)!
+            let channelURL = Self.channels.randomElement(using: &random)!
+            let all = await server.messages(in: channelURL)
+            switch Int.random(in: 0..<100, using: &random) {
+            case 0..<24:
+                let media = Int.random(in: 0..<4, using: &random) == 0
+                let permanent = Int.random(in: 0..<8, using: &random) == 0
+                let text = permanent ? "bad \(step)" : "s\(step)"
+                let params: MessageParams =
+                    media ? .file(.image, localPath: attachment, name: "p.png", mimeType: "image/png", caption: text) : .text(text)
+                let message = try await harness.manager.sendMessage(params, channelURL: channelURL)
+                state.sent.append(Sent(reqId: message.reqId, channelURL: channelURL, lane: params.kind.lane, permanent: permanent))
+                state.log.append("send \(media ? "media" : "text")\(permanent ? " bad" : "") to \(channelURL)")
+            case 24..<40:
+                let direction: Direction = Bool.random(using: &random) ? .previous : .next
+                state.log.append("fetch \(direction) \(subject.channelURL)")
+                _ = try await subject.model.collection.fetchSucceededMessages(direction)
+            case 40..<50:
+                state.log.append("post to \(channelURL)")
+                try await server.post(.text("o\(step)"), from: Self.senders.randomElement(using: &random)!, to: channelURL)
+            case 50..<54:
+                if let target = all.randomElement(using: &random) {
+                    state.log.append("others edit \(target.messageId) in \(channelURL)")
+                    try await server.update(messageId: target.messageId, channelURL: channelURL, text: "edit \(step)")
+                }
+            case 54..<58:
+                if let target = all.randomElement(using: &random) {
+                    state.log.append("others delete \(target.messageId) in \(channelURL)")
+                    state.withdrawn.insert(target.reqId)
+                    try await server.delete(messageId: target.messageId, channelURL: channelURL)
+                }
+            case 58..<62:
+                if let target = all.filter({ $0.senderId == "alice" }).randomElement(using: &random) {
+                    try await ownEditOrDelete(target, harness: harness, random: &random, state: &state)
+                }
+            case 62..<67:
+                if let target = try harness.outbox().randomElement(using: &random) {
+                    do {
+                        try await harness.manager.cancelMessage(reqId: target.reqId)
+                        state.withdrawn.insert(target.reqId)
+                        state.log.append("cancel \(target.message.syncState)")
+                    } catch let error as SyncManagerError {
+                        // Only a message in flight may be refused, and only as an invalid parameter.
+                        #expect(error.code == .invalidParameter, "\(context(step, state.log))")
+                        state.log.append("cancel refused (\(target.message.syncState))")
+                    }
+                }
+            case 67..<72:
+                let failed = try harness.outbox().filter { $0.message.syncState == .failed && $0.origin == .outbox }
+                if let target = failed.randomElement(using: &random) {
+                    state.log.append("resend")
+                    _ = try await harness.manager.resendMessage(reqId: target.reqId)
+                }
+            case 72..<78:
+                state.faulty.toggle()
+                state.log.append(state.faulty ? "faults on" : "faults off")
+            case 78..<85:
+                state.online.toggle()
+                state.log.append(state.online ? "online" : "offline")
+                await server.setOnline(state.online, for: "alice")
+            case 85..<89:
+                state.running.toggle()
+                state.log.append(state.running ? "resume" : "pause")
+                if state.running { await harness.manager.resumeSync() } else { await harness.manager.pauseSync() }
+            case 89..<95:
+                state.log.append("relaunch")
+                for subject in subjects { await subject.model.collection.remove() }
+                try await harness.relaunch()
+                subjects = try await openSubjects(harness)
+                state.running = true
+                await harness.manager.resumeSync()
+            default:
+                let target = Bool.random(using: &random) || all.isEmpty ? Int64.max : all.randomElement(using: &random)!.createdAt
+                state.log.append("reset \(subject.channelURL) to \(target)")
+                try await subject.model.collection.resetViewpointTimestamp(target)
+            }
+            var plan = state.faulty ? FaultPlan(failRequestRate: 0.2, loseResponseRate: 0.2) : FaultPlan()
+            plan.permanentErrorTexts = badTexts
+            await server.setFaults(plan)
+            await harness.settle()
+            for subject in subjects { state.everFailed.formUnion(subject.model.recorder.failedReqIds) }
+            try await check(harness, subjects, state: state, context: context(step, state.log))
+        }
+
+        // Flush: a healthy connection, every retryable failure resent, until nothing moves.
+        await server.setFaults(FaultPlan(permanentErrorTexts: badTexts))
+        await server.setOnline(true, for: "alice")
+        await harness.manager.resumeSync()
+        await harness.settle()
+        for _ in 0..<3 {
+            for entry in try harness.outbox() where entry.message.syncState == .failed && entry.message.failure?.isRetryable == true {
+                _ = try await harness.manager.resendMessage(reqId: entry.reqId)
+            }
+            await harness.settle()
+        }
+        try await checkFinal(harness, state: state, policy: policy, context: context(30, state.log))
+        await harness.manager.close()
+    }
+
+    /// What a schedule has done so far.
+    private struct SoakState {
+        var sent: [Sent] = []
+        var withdrawn: Set<String> = []  // cancelled or deleted by the app
+        var everFailed: Set<String> = []  // these may leave their lane's order
+        var online = true
+        var running = true
+        var faulty = false
+        var log: [String] = []
+    }
+
+    private func ownEditOrDelete(
+        _ target: Message, harness: Harness, random: inout SeededGenerator, state: inout SoakState
+    ) async throws {
+        do {
+            if Bool.random(using: &random) {
+                state.log.append("alice edits \(target.messageId)")
+                _ = try await harness.manager.updateMessage(messageId: target.messageId, channelURL: target.channelURL, text: "mine")
+            } else {
+                state.log.append("alice deletes \(target.messageId)")
+                state.withdrawn.insert(target.reqId)
+                try await harness.manager.deleteMessage(messageId: target.messageId, channelURL: target.channelURL)
+            }
+        } catch let error as ChatServiceError where error.isTransient {
+            // Offline or a fault: the app is told, nothing else changes.
+            state.log.append("  refused: transient")
+        }
+    }
+
+    private func check(_ harness: Harness, _ subjects: [Subject], state: SoakState, context: String) async throws {
+        let outbox = try harness.outbox()
+        let awaitingEcho = Set(await harness.manager.engine.awaitingEcho.keys)
+        var truth: [String: [Message]] = [:]
+        for channelURL in Self.channels {
+            let onServer = await harness.server.messages(in: channelURL)
+            truth[channelURL] = onServer
+            var seen: Set<String> = []
+            for message in onServer where !message.reqId.isEmpty {
+                #expect(seen.insert(message.reqId).inserted, "a reqId stored twice in \(channelURL): \(context)")
+            }
+            // Lane FIFO: the messages of a lane that never failed reach the server in creation order.
+            let arrival = Dictionary(onServer.enumerated().map { ($1.reqId, $0) }, uniquingKeysWith: { first, _ in first })
+            for lane in SendLane.allCases {
+                let order = state.sent.filter { $0.channelURL == channelURL && $0.lane == lane && !state.everFailed.contains($0.reqId) }
+                    .compactMap { arrival[$0.reqId] }
+                #expect(order == order.sorted(), "lane \(lane) of \(channelURL) out of order: \(context)")
+            }
+        }
+        for subject in subjects {
+            let model = subject.model
+            let succeeded = await checkInvariants(model.collection, model.recorder)
+            let pending = await model.collection.pendingMessages
+            let failed = await model.collection.failedMessages
+            let inOutbox = Set(outbox.filter { $0.message.channelURL == subject.channelURL && model.filter.matches($0.message) }.map(\.reqId))
+            #expect(
+                Set(pending.map(\.reqId) + failed.map(\.reqId)) == inOutbox.union(awaitingEcho.intersection(pending.map(\.reqId))),
+                "the pending and failed lists of \(subject.channelURL) are its outbox: \(context)")
+            #expect(succeeded.allSatisfy { model.filter.matches($0) && $0.channelURL == subject.channelURL }, "\(context)")
+            if state.online && state.running {
+                // Contiguous: between its ends the view holds exactly what the server holds.
+                let expected = serverRange(truth[subject.channelURL] ?? [], model.filter, from: succeeded.first, to: succeeded.last)
+                #expect(
+                    succeeded.map(\.messageId) == expected.map(\.messageId),
+                    "the view of \(subject.channelURL) \(model.filter) has a hole or a stray: \(context)")
+            }
+        }
+    }
+
+    private func checkFinal(_ harness: Harness, state: SoakState, policy: MessageResendPolicy, context: String) async throws {
+        let outbox = try harness.outbox()
+        for channelURL in Self.channels {
+            let onServer = await harness.server.messages(in: channelURL).map(\.reqId).filter { !$0.isEmpty }
+            for message in state.sent where message.channelURL == channelURL {
+                let copies = onServer.filter { $0 == message.reqId }.count
+                let what = "\(message.permanent ? "bad" : "good") message \(message.reqId) to \(channelURL); \(context)"
+                #expect(copies <= 1, "never doubled: \(what)")
+                if message.permanent {
+                    #expect(copies == 0, "refused for good: \(what)")
+                    let kept = outbox.contains { $0.reqId == message.reqId }
+                    let expected = policy != .none && !state.withdrawn.contains(message.reqId)
+                    #expect(kept == expected, "kept as failed unless dropped or withdrawn: \(what)")
+                } else if !state.withdrawn.contains(message.reqId) && policy != .none {
+                    #expect(copies == 1, "nothing sent is lost: \(what)")
+                }
+            }
+        }
+        #expect(outbox.allSatisfy { $0.message.syncState == .failed }, "nothing left pending: \(context)")
+    }
+}
