@@ -40,7 +40,8 @@ struct SoakTests {
             await collection.setHandler(recorder)
             try await collection.fetchPendingMessages()
             try await collection.fetchFailedMessages()
-            subjects.append(Subject(channelURL: channelURL, model: ModelSubject(collection: collection, recorder: recorder, filter: filter)))
+            subjects.append(
+                Subject(channelURL: channelURL, model: ModelSubject(collection: collection, recorder: recorder, filter: filter)))
         }
         return subjects
     }
@@ -230,7 +231,8 @@ struct SoakTests {
             let succeeded = await checkInvariants(model.collection, model.recorder)
             let pending = await model.collection.pendingMessages
             let failed = await model.collection.failedMessages
-            let inOutbox = Set(outbox.filter { $0.message.channelURL == subject.channelURL && model.filter.matches($0.message) }.map(\.reqId))
+            let inOutbox = Set(
+                outbox.filter { $0.message.channelURL == subject.channelURL && model.filter.matches($0.message) }.map(\.reqId))
             #expect(
                 Set(pending.map(\.reqId) + failed.map(\.reqId)) == inOutbox.union(awaitingEcho.intersection(pending.map(\.reqId))),
                 "the pending and failed lists of \(subject.channelURL) are its outbox: \(context)")
