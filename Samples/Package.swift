@@ -51,10 +51,19 @@ let package = Package(
             name: "chat-demo",
             dependencies: ["ChatServer", "ChatServerClient", .product(name: "ChatSync", package: root)]
         ),
+        // The crash-kill soak's victim (see Tests/SamplesTests/CrashKillTests.swift); the
+        // test target depends on it so that it is built before the tests run.
+        .executableTarget(
+            name: "crash-sender",
+            dependencies: [
+                "ChatServerClient", .product(name: "ChatSync", package: root), .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "SamplesTests",
             dependencies: [
-                "ChatServer", "ChatServerClient", .product(name: "ChatSync", package: root),
+                "ChatServer", "ChatServerClient", "crash-sender", .product(name: "ChatSync", package: root),
+                .product(name: "ChatSyncTesting", package: root),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]

@@ -1,3 +1,4 @@
+import Foundation
 import ChatSyncTesting
 import Testing
 
@@ -67,5 +68,37 @@ struct LifecycleTests {
         for _ in 0..<100 { await Task.yield() }
         #expect(await manager.connectionState == .offline, "events after pause are not applied")
         await manager.close()
+    }
+}
+
+/// Closing a manager gives back every file it opened, so an app that signs users in and
+/// out (or a test that relaunches thousands of times) never runs out of descriptors.
+@Suite("Lifecycle resources", .serialized)
+struct LifecycleResourceTests {
+    /// The number of open file descriptors of this process (Linux: /proc/self/fd), or
+    /// nil where that cannot be read.
+    static func openFileCount() -> Int? {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.count
+    }
+
+    @Test func closingAManagerClosesItsFiles() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        var harness = try await Harness.make(history: 3, databasePath: dir.path("cache.sqlite"))
+        await harness.online()
+        try await harness.relaunch()
+        await harness.online()
+        guard let before = Self.openFileCount() else { return }  // no /proc here: nothing to count
+        for _ in 0..<20 {
+            let collection = try await harness.manager.messageCollection(channelURL: Harness.channel)
+            _ = try await collection.fetchSucceededMessages(.previous)
+            _ = try await harness.manager.sendMessage(.text("hi"), channelURL: Harness.channel)
+            await harness.settle()
+            try await harness.relaunch()
+            await harness.online()
+        }
+        let after = try #require(Self.openFileCount())
+        #expect(after - before < 5, "20 relaunches left \(after - before) more files open")
+        await harness.manager.close()
     }
 }

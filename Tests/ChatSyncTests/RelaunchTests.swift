@@ -1,5 +1,6 @@
 import ChatSyncTesting
 import Foundation
+import Clocks
 import GRDB
 import Testing
 
@@ -16,6 +17,33 @@ struct RelaunchTests {
             }
         }
         try queue.close()
+    }
+
+    /// Found by the crash-kill soak: automatic resends lived in memory only, so a message
+    /// that failed in a run killed before its resend was due stayed failed for good.
+    @Test func automaticResendsPendingWhenTheAppDiedAreScheduledAgain() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        let clock = TestClock()
+        var harness = try await Harness.make(databasePath: dir.path("cache.sqlite")) {
+            $0.clock = clock
+            $0.messageResendPolicy = .automatic
+            $0.sendRetryLimit = 0
+        }
+        await harness.online()
+        await harness.server.setFaults(FaultPlan(failRequestRate: 1))
+        let doomed = try await harness.manager.sendMessage(.text("retry me after a relaunch"), channelURL: Harness.channel)
+        #expect(await eventually { (try? harness.outbox().first?.message.syncState) == .failed })
+        // The app is killed before the resend 2 s later; the next run starts healthy.
+        try await harness.relaunch()
+        await harness.server.setFaults(FaultPlan())
+        await harness.manager.resumeSync()
+        #expect(await sleeperRegistered(on: clock), "the resend is scheduled again")
+        #expect(await harness.server.messages(in: Harness.channel).isEmpty, "not before its delay")
+        await clock.advance(by: .seconds(2))
+        await harness.settle()
+        #expect(await harness.server.messages(in: Harness.channel).map(\.reqId) == [doomed.reqId])
+        #expect(try harness.outbox().isEmpty)
     }
 
     @Test(arguments: [MessageResendPolicy.manual, .automatic])

@@ -202,6 +202,25 @@ extension SyncEngine {
         if enforcingLimits { try enforceFailedLimits(channelURL: entry.channelURL) }
     }
 
+    /// Schedules again the automatic resends an earlier run of the app had pending: they
+    /// lived in memory only, so without this a message failed just before the app was
+    /// killed (or failed by relaunch reconciliation in a run that was killed within
+    /// seconds) would wait in the failed list forever although its policy is automatic.
+    /// Found by the crash-kill soak. Called once, on the first resume.
+    func restoreAutomaticResends() {
+        guard options.messageResendPolicy == .automatic else { return }
+        do {
+            for entry in try store.outboxEntries(states: [.failed])
+            where entry.origin == .outbox && entry.message.failure?.isRetryable == true
+                && entry.resendAttempts < options.automaticMessageResendRetryCount
+            {
+                scheduleAutomaticResend(entry)
+            }
+        } catch {
+            logger.error("could not read the failed messages to resend: \(error)")
+        }
+    }
+
     /// Waits 2 s per resend already made (at most 10 s) on the injected clock, then
     /// puts the message at the end of its lane.
     private func scheduleAutomaticResend(_ entry: OutboxEntry) {

@@ -48,6 +48,8 @@ actor SyncEngine {
     var awaitingEcho: [String: Message] = [:]
     /// Pending messages of an earlier run whose fate the service must be asked (§4.5).
     var awaitingReconciliation: Set<String> = []
+    /// Whether the automatic resends of an earlier run were scheduled again (first resume).
+    private var restoredAutomaticResends = false
     /// Request ids being resent by the app (not by the automatic policy).
     var manualResends: Set<String> = []
     /// Messages this device sent that synced lately, so `message(reqId:)` can answer
@@ -91,6 +93,10 @@ actor SyncEngine {
         isRunning = true
         connectionState = .connecting
         do { try enforceFailedLimits() } catch { logger.error("could not apply failed-message limits: \(error)") }
+        if !restoredAutomaticResends {
+            restoredAutomaticResends = true
+            restoreAutomaticResends()
+        }
         handledEventCount = 0
         subscription += 1
         let current = subscription

@@ -1,0 +1,105 @@
+// The crash-kill soak's victim: an app that sends a scripted stream of messages from a
+// database file and may be killed (SIGKILL) at any moment, then started again on the
+// same file. The loopback test `CrashKillTests` drives it.
+//
+//   crash-sender BASE_URL TOKEN DATABASE CHANNEL COUNT ATTACHMENT
+//
+// Message i of the script is "m<i>" (every fourth one an image with that caption).
+// On start it works out, as a relaunched app's user would, which messages the app
+// already accepted: those in its outbox (pending or failed) or on the server. It sends
+// the others in order, waits until its outbox is empty, prints "DONE" and exits 0.
+// Every failure the library reports is printed as "FAILED <text>", so the test knows
+// which messages may have left their lane's order (API.md §4.3: a resent message joins
+// its lane's tail).
+import ChatServerClient
+import ChatSync
+import Foundation
+import Logging
+
+/// Writes one line to standard output at once (unbuffered), so a kill loses no line already written.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// Prints every failure the collection reports.
+final class FailureReporter: MessageCollectionHandler {
+    func collection(
+        _ c: MessageCollection, didReceive action: MessageEventAction, failedMessages: [Message],
+        reason: FailedMessageEventActionReason
+    ) {
+        guard action == .insert || action == .update else { return }
+        for message in failedMessages { say("FAILED \(message.text)") }
+    }
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count == 7, let count = Int(arguments[5]) else {
+    FileHandle.standardError.write(Data("usage: crash-sender BASE_URL TOKEN DATABASE CHANNEL COUNT ATTACHMENT\n".utf8))
+    exit(64)
+}
+let (baseURL, token, databasePath, channelURL, attachment) = (arguments[1], arguments[2], arguments[3], arguments[4], arguments[6])
+
+LoggingSystem.bootstrap { label in
+    var handler = StreamLogHandler.standardError(label: label)
+    handler.logLevel = .warning
+    return handler
+}
+
+var options = SyncManagerOptions()
+options.messageResendPolicy = .automatic
+options.automaticMessageResendRetryCount = 50
+options.sendRetryInterval = .milliseconds(50)
+options.sendRetryLimit = 20
+let service = HTTPChatService(baseURL: baseURL, token: token, timeout: .seconds(5), maxBackoff: .milliseconds(200))
+let manager = try await SyncManager(userId: "alice", service: service, databasePath: databasePath, options: options)
+await manager.resumeSync()
+say("STARTED")
+
+let collection = try await manager.messageCollection(channelURL: channelURL)
+let reporter = FailureReporter()
+await collection.setHandler(reporter)
+try await collection.fetchPendingMessages()
+try await collection.fetchFailedMessages()
+let failedAtStart = await collection.failedMessages
+for message in failedAtStart { say("FAILED \(message.text)") }
+let inOutbox = Set(await collection.pendingMessages.map(\.text) + failedAtStart.map(\.text))
+
+/// Every text on the server in the channel, read page by page straight from the service.
+func textsOnServer() async throws -> Set<String> {
+    var texts: Set<String> = []
+    var timestamp = Int64.max
+    var anchor: Int64?
+    while true {
+        let query = MessageQuery(
+            channelURL: channelURL, timestamp: timestamp, anchorMessageId: anchor, prevLimit: 100, nextLimit: 0, inclusive: false)
+        let page = try await service.fetchMessages(query)
+        texts.formUnion(page.messages.map(\.text))
+        guard page.hasPrev, let oldest = page.messages.first else { return texts }
+        (timestamp, anchor) = (oldest.createdAt, oldest.messageId)
+    }
+}
+
+var onServer: Set<String>?
+while onServer == nil {
+    do { onServer = try await textsOnServer() } catch { try await Task.sleep(for: .milliseconds(50)) }
+}
+let accepted = inOutbox.union(onServer ?? [])
+for index in 0..<count where !accepted.contains("m\(index)") {
+    let text = "m\(index)"
+    let params: MessageParams =
+        index % 4 == 3 ? .file(.image, localPath: attachment, name: "p.png", mimeType: "image/png", caption: text) : .text(text)
+    _ = try await manager.sendMessage(params, channelURL: channelURL)
+    say("ACCEPTED \(text)")
+}
+
+// Wait until the outbox is empty (every message synced), resending nothing by hand:
+// the automatic policy does that.
+while true {
+    let pending = await collection.pendingMessages
+    let failed = await collection.failedMessages
+    if pending.isEmpty && failed.isEmpty { break }
+    try await Task.sleep(for: .milliseconds(20))
+}
+say("DONE")
+await manager.close()
+exit(0)
