@@ -1,5 +1,5 @@
-import Foundation
 import ChatSyncTesting
+import Foundation
 import Testing
 
 @testable import ChatSync

@@ -1,6 +1,6 @@
 import ChatSyncTesting
-import Foundation
 import Clocks
+import Foundation
 import GRDB
 import Testing
 
