@@ -43,11 +43,14 @@ struct Harness {
     /// Waits, by scheduler turns and never by time, until alice's manager has handled every
     /// event the server delivered and no background work runs. Gives up only after
     /// 20,000 turns in which neither the server nor the manager made progress.
-    func settle(sourceLocation: SourceLocation = #_sourceLocation) async {
+    ///
+    /// - Parameter extraEvents: events the test's own service wrapper added to the
+    ///   server's (see ``HostileService``), which the manager handles too.
+    func settle(extraEvents: (() async -> Int)? = nil, sourceLocation: SourceLocation = #_sourceLocation) async {
         var stalled = 0
         var last = (-1, -1)
         while stalled < 20_000 {
-            let delivered = await server.deliveredEventCount(for: "alice")
+            let delivered = await server.deliveredEventCount(for: "alice") + (await extraEvents?() ?? 0)
             if await manager.engine.isIdle(deliveredEvents: delivered) { return }
             let progress = (await server.requestCount, await manager.engine.handledEventCount)
             if progress != last {

@@ -112,9 +112,17 @@ final class MessageView {
         var updated: [Message] = []
         var fresh: [Message] = []
         var seen: Set<Int64> = []
+        var moved: Set<Int64> = []
         for message in messages where seen.insert(message.messageId).inserted {
             if succeededIds.contains(message.messageId) {
-                if let index = succeeded.firstIndex(where: { $0.messageId == message.messageId }), succeeded[index] != message,
+                if let index = succeeded.firstIndex(where: { $0.messageId == message.messageId }),
+                    succeeded[index].sortKey != message.sortKey
+                {
+                    // A message never moves in time; when a service says it did, one copy is
+                    // malformed. The newest copy wins, at its own place, so the list stays sorted.
+                    moved.insert(message.messageId)
+                    fresh.append(message)
+                } else if let index = succeeded.firstIndex(where: { $0.messageId == message.messageId }), succeeded[index] != message,
                     message.updatedAt >= succeeded[index].updatedAt
                 {
                     succeeded[index] = message
@@ -124,6 +132,7 @@ final class MessageView {
                 fresh.append(message)
             }
         }
+        remove(messageIds: moved)
         if !fresh.isEmpty {
             if !zip(fresh, fresh.dropFirst()).allSatisfy({ $0.sortKey < $1.sortKey }) { fresh.sort { $0.sortKey < $1.sortKey } }
             // Pages grow one end of the view: append or prepend in one move; otherwise merge.
@@ -168,7 +177,8 @@ final class MessageView {
         var updated: [Message] = []
         for message in messages {
             guard let index = index(of: message.messageId), succeeded[index] != message,
-                message.updatedAt >= succeeded[index].updatedAt  // a stale copy never undoes an edit
+                message.updatedAt >= succeeded[index].updatedAt,  // a stale copy never undoes an edit
+                message.sortKey == succeeded[index].sortKey  // an edit never moves a message; a copy that does is malformed
             else { continue }
             succeeded[index] = message
             updated.append(message)

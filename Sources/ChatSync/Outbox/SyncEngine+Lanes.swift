@@ -50,7 +50,7 @@ extension SyncEngine {
                 reqId: reqId, channelURL: entry.channelURL, kind: entry.message.kind, text: entry.message.text,
                 customType: entry.message.customType, data: entry.message.data, file: entry.message.file,
                 parentMessageId: entry.message.parentMessageId)
-            let sent = try await service.sendMessage(request)
+            let sent = try Self.checkedAnswer(try await service.sendMessage(request), to: request)
             guard !isClosed else { return false }
             try resolveSent(reqId: reqId, sent: sent)
         } catch let error as SyncManagerError {
@@ -60,6 +60,21 @@ extension SyncEngine {
             await handleSendError(reqId: reqId, error, epochAtStart: epochAtStart)
         }
         return true
+    }
+
+    /// The service's answer to a send, if it describes the message sent: a stored message
+    /// (positive id) in the request's channel with its request id (filled in when the
+    /// service leaves it out). Anything else is a bad response, a transient error: the
+    /// send is retried, and the service answers a repeated request id with what it stored.
+    static func checkedAnswer(_ answer: Message, to request: SendMessageRequest) throws -> Message {
+        var sent = answer
+        if sent.reqId.isEmpty { sent.reqId = request.reqId }
+        guard sent.messageId > 0, sent.channelURL == request.channelURL, sent.reqId == request.reqId else {
+            throw ChatServiceError.transient(
+                .badResponse,
+                "the answer to sending \(request.reqId) describes another message (\(sent.channelURL)/\(sent.messageId)/\(sent.reqId))")
+        }
+        return sent
     }
 
     /// A transient error is retried after `sendRetryInterval`, at most `sendRetryLimit`

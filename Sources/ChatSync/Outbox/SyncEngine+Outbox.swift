@@ -140,7 +140,12 @@ extension SyncEngine {
     /// Removals come first; the caller inserts it where it belongs.
     func resolveArrival(_ message: Message) throws {
         guard !message.reqId.isEmpty else { return }
-        if awaitingEcho.removeValue(forKey: message.reqId) != nil {
+        // A request id names a message within one channel: the same id elsewhere, or on
+        // another message, is not this device's echo (a confused or hostile service).
+        if let awaited = awaitingEcho[message.reqId], awaited.channelURL == message.channelURL,
+            awaited.messageId == message.messageId
+        {
+            awaitingEcho[message.reqId] = nil
             for view in views(of: message.channelURL) {
                 view.removePending(message.reqId)
                 view.removeFailed(message.reqId, reason: .removeResendSucceeded)

@@ -20,7 +20,12 @@ extension SyncEngine {
         }
         let service = service
         var edited = try await service.updateMessage(channelURL: channelURL, messageId: messageId, text: text)
+        guard edited.messageId == messageId, edited.channelURL == channelURL else {
+            throw ChatServiceError.transient(.badResponse, "the answer to editing \(messageId) describes another message")
+        }
         edited.syncState = .synced
+        edited.failure = nil
+        edited.uploadProgress = nil
         try checkOpen()
         applyUpdated([edited])
         return edited

@@ -41,7 +41,7 @@ extension SyncEngine {
     private func settle(_ entry: OutboxEntry, found: Message?, failure: SyncFailure) throws {
         guard awaitingReconciliation.remove(entry.reqId) != nil, let current = try store.outboxEntry(reqId: entry.reqId)
         else { return }
-        if let found, found.channelURL == current.channelURL {
+        if let found, found.channelURL == current.channelURL, found.messageId > 0 {
             try resolveSent(reqId: current.reqId, sent: found)
         } else {
             try fail(current, failure: failure, enforcingLimits: false)

@@ -137,6 +137,8 @@ extension SyncEngine {
         }
         var received = message
         received.syncState = .synced
+        received.failure = nil
+        received.uploadProgress = nil
         do {
             try resolveArrival(received)
             if let live = channels[channelURL]?.liveEdge {
@@ -167,9 +169,15 @@ extension SyncEngine {
     func applyUpdated(_ messages: [Message]) {
         for message in messages {
             do {
-                guard try store.message(channelURL: message.channelURL, messageId: message.messageId) != nil else { continue }
+                guard let cached = try store.message(channelURL: message.channelURL, messageId: message.messageId) else { continue }
+                guard cached.createdAt == message.createdAt else {
+                    logger.warning("ignoring an update that moves message \(message.messageId) in time")
+                    continue
+                }
                 var updated = message
                 updated.syncState = .synced
+                updated.failure = nil
+                updated.uploadProgress = nil
                 try store.upsertMessages([updated])
                 refreshViews(message.channelURL, with: [updated])
                 noteChangedMessage(channelURL: message.channelURL, messageId: message.messageId, now: updated)
@@ -247,7 +255,10 @@ extension SyncEngine {
         let updated = Self.sanitized(logs.updated, channelURL: channelURL)
         let refreshed = try store.write { db -> [Message] in
             // Only messages the cache holds are refreshed; the others arrive with later syncs.
-            let held = try updated.filter { try ChatStore.message(channelURL: channelURL, messageId: $0.messageId, in: db) != nil }
+            // An edit never moves a message in time; a copy that does is malformed and skipped.
+            let held = try updated.filter {
+                try ChatStore.message(channelURL: channelURL, messageId: $0.messageId, in: db)?.createdAt == $0.createdAt
+            }
             try ChatStore.upsertMessages(held, in: db)
             for id in logs.deletedMessageIds { _ = try ChatStore.deleteMessage(channelURL: channelURL, messageId: id, in: db) }
             try ChatStore.setSyncToken(logs.token, scope: ChatStore.messageTokenScope(channelURL), in: db)
