@@ -52,7 +52,12 @@ public final class HTTPChatService: ChatService {
         _ method: HTTPMethod, _ path: String, query: [String: String?] = [:],
         body: HTTPClientRequest.Body? = nil, as type: T.Type
     ) async throws -> T {
-        let data = try await send(method, path, query: query, body: body)
+        try Self.decode(T.self, from: try await send(method, path, query: query, body: body), answering: path)
+    }
+
+    /// Reads a server answer; anything unreadable (malformed, truncated, wrong types,
+    /// unknown enum values) is a transient ``ChatServiceError/Code/badResponse``, never a crash.
+    static func decode<T: Decodable>(_ type: T.Type, from data: Data, answering path: String) throws -> T {
         do {
             return try JSONDecoder().decode(T.self, from: data)
         } catch {
@@ -198,7 +203,7 @@ public final class HTTPChatService: ChatService {
                         for try await message in inbound.messages(maxSize: 1 << 20) {
                             guard case .text(let text) = message else { continue }
                             do {
-                                continuation.yield(try JSONDecoder().decode(ServiceEvent.self, from: Data(text.utf8)))
+                                continuation.yield(try Self.decode(ServiceEvent.self, from: Data(text.utf8), answering: "an event"))
                             } catch {
                                 logger.warning("ignoring an event the client cannot read: \(error)")
                             }

@@ -98,6 +98,9 @@ struct CrashKillTests {
         #expect(last.lines.last == "DONE", "the last run finished: \(last.lines.suffix(5)); \(log)")
         #expect(killsLanded >= Self.kills * 2 / 3, "most kills landed while the helper ran: \(log)")
 
+        print(
+            "Crash-kill soak: \(killsLanded) of \(Self.kills) kills landed while the helper ran; \(everFailed.count) messages failed at some point and were resent"
+        )
         let stored = try server.messages(in: "crash").map(\.text)
         let script = (0..<Self.scriptLength).map { "m\($0)" }
         #expect(stored.count == Set(stored).count, "nothing doubled: \(stored.count - Set(stored).count) duplicates; \(log)")
