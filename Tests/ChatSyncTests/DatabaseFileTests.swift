@@ -1,3 +1,4 @@
+import ChatSyncTesting
 import Foundation
 import GRDB
 import Testing
@@ -120,5 +121,61 @@ struct DatabaseFileTests {
         let reopened = try await open(path)
         #expect(try reopened.engine.store.message(channelURL: "c", messageId: 1) != nil)
         await reopened.close()
+    }
+
+    /// The request ids of the outbox rows SQLite can still read from a file, or nil.
+    private func readableOutbox(_ path: String) -> [String]? {
+        guard let queue = try? DatabaseQueue(path: path) else { return nil }
+        defer { try? queue.close() }
+        return try? queue.read { try String.fetchAll($0, sql: "SELECT req_id FROM outbox ORDER BY seq") }
+    }
+
+    /// Seeded damage inside a cache whose header is intact (one to six pages overwritten
+    /// with noise): opening and reading either work or throw a clear `SyncManagerError`,
+    /// never crash, and the outbox rows SQLite can still read are all still there after
+    /// the library has opened (or refused) the file.
+    @Test(arguments: 0..<24)
+    func aDamagedPageGivesAClearErrorAndKeepsTheReadableOutbox(seed: UInt64) async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        let path = dir.path("cache.sqlite")
+        let manager = try await open(path)
+        try manager.engine.store.upsertMessages(
+            (1...2000).map { makeMessage($0, at: $0, channel: "general", text: String(repeating: "x", count: 100)) })
+        var sent: [String] = []
+        for index in 0..<5 { sent.append(try await manager.sendMessage(.text("keep me \(index)"), channelURL: "general").reqId) }
+        await manager.close()
+
+        var random = SeededGenerator(seed: seed)
+        var bytes = [UInt8](try #require(contents(path)))
+        let pageSize = 4096
+        for _ in 0..<Int.random(in: 1...6, using: &random) {
+            let page = Int.random(in: 1..<bytes.count / pageSize, using: &random)  // never page 0, the header
+            for offset in page * pageSize..<(page + 1) * pageSize { bytes[offset] = UInt8.random(in: 0...255, using: &random) }
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let readableBefore = readableOutbox(path)
+
+        do {
+            let reopened = try await open(path)
+            let collection = try await reopened.messageCollection(channelURL: "general")
+            do {
+                try await collection.fetchPendingMessages()
+                let pending = await collection.pendingMessages.map(\.reqId)
+                #expect(Set(pending).isSubset(of: sent), "seed \(seed): only messages that were sent")
+                _ = try await collection.fetchSucceededMessages(.previous)
+                let succeeded = await collection.succeededMessages
+                #expect(succeeded.map(\.sortKey) == succeeded.map(\.sortKey).sorted())
+            } catch let error as SyncManagerError {
+                #expect([.corruptDatabase, .databaseIO].contains(error.code), "seed \(seed): \(error)")
+            }
+            await reopened.close()
+        } catch let error as SyncManagerError {
+            #expect([.corruptDatabase, .databaseIO].contains(error.code), "seed \(seed): \(error)")
+        }
+        if let readableBefore {
+            let after = readableOutbox(path) ?? []
+            #expect(Set(readableBefore).isSubset(of: Set(after)), "seed \(seed): readable outbox rows were lost")
+        }
     }
 }
