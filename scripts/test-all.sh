@@ -35,11 +35,21 @@ swift format lint --strict -r Sources Tests Package.swift Samples/Sources Sample
 
 check_package .
 
-# The root suite again under ThreadSanitizer, in a build folder of its own; any report fails.
+# The root suite again under ThreadSanitizer and AddressSanitizer, each in a build folder
+# of its own; any report fails. The soaks run fewer seeds there (the sanitizers are
+# several times slower); the plain run above has the full counts.
+sanitized_seeds=(env SOAK_SEEDS=250 HOSTILE_SEEDS=100)
 echo "== .: swift test --sanitize=thread"
-swift test --sanitize=thread --scratch-path .build-tsan 2>&1 | tee "$log"
+"${sanitized_seeds[@]}" swift test --sanitize=thread --scratch-path .build-tsan 2>&1 | tee "$log"
 if grep -q "WARNING: ThreadSanitizer" "$log"; then
     echo "FAIL: ThreadSanitizer reports (above)"
+    exit 1
+fi
+# Memory errors only: LeakSanitizer also reports what XCTest and suspended tasks hold at exit.
+echo "== .: swift test --sanitize=address"
+ASAN_OPTIONS=detect_leaks=0 "${sanitized_seeds[@]}" swift test --sanitize=address --scratch-path .build-asan 2>&1 | tee "$log"
+if grep -q "ERROR: AddressSanitizer" "$log"; then
+    echo "FAIL: AddressSanitizer reports (above)"
     exit 1
 fi
 

@@ -21,7 +21,8 @@ struct HostileResponseTests {
     @Test(arguments: 0..<batchCount)
     func corruptAnswersNeverCrashLoseOrDouble(batch: Int) async throws {
         var corrupted = 0
-        for seed in Self.seeds where seed % UInt64(Self.batchCount) == UInt64(batch) {
+        let batchSeeds = Self.seeds.filter { $0 % UInt64(Self.batchCount) == UInt64(batch) }
+        for seed in batchSeeds {
             do {
                 corrupted += try await runSchedule(seed: seed)
             } catch {
@@ -30,7 +31,8 @@ struct HostileResponseTests {
         }
         // Reported so the README's figure can be checked: corrupted answers and events per batch.
         print("Hostile responses, batch \(batch): \(corrupted) corrupted answers or events")
-        if Self.seeds.count >= 100 { #expect(corrupted >= 100, "the schedules corrupted answers (\(corrupted))") }
+        // On average a schedule corrupts about six answers: fewer than one each means the fuzzing stopped biting.
+        #expect(corrupted >= batchSeeds.count, "the schedules corrupted answers (\(corrupted) in \(batchSeeds.count) schedules)")
     }
 
     private func makeManager(_ service: HostileService, path: String, options: SyncManagerOptions) async throws -> SyncManager {
