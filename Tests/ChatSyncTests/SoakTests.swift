@@ -64,6 +64,7 @@ struct SoakTests {
 
     private func runSchedule(seed: UInt64) async throws {
         var random = SeededGenerator(seed: seed &+ 1_000_000)
+        var network = SeededGenerator(seed: seed &+ 2_000_000)
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
         let attachment = try makeAttachment(in: dir)
@@ -170,6 +171,11 @@ struct SoakTests {
                 state.log.append("reset \(subject.channelURL) to \(target)")
                 try await subject.model.collection.resetViewpointTimestamp(target)
             }
+            // A slow network, drawn from a generator of its own so that the main schedule
+            // of a seed stays what it was: requests wait while things happen.
+            if Int.random(in: 0..<8, using: &network) == 0 {
+                try await slowNetwork(harness, attachment: attachment, random: &network, state: &state)
+            }
             var plan = state.faulty ? FaultPlan(failRequestRate: 0.2, loseResponseRate: 0.2) : FaultPlan()
             plan.permanentErrorTexts = badTexts
             await server.setFaults(plan)
@@ -202,6 +208,40 @@ struct SoakTests {
         var running = true
         var faulty = false
         var log: [String] = []
+    }
+
+    /// Latency without real time: requests wait at the server's door while alice sends
+    /// and other users post, edit and delete (their events still flow), then all go at once.
+    private func slowNetwork(
+        _ harness: Harness, attachment: String, random: inout SeededGenerator, state: inout SoakState
+    ) async throws {
+        let server = harness.server
+        await server.holdRequests()
+        state.log.append("slow network:")
+        for index in 0..<Int.random(in: 1...4, using: &random) {
+            let channelURL = Self.channels.randomElement(using: &random)!
+            switch Int.random(in: 0..<3, using: &random) {
+            case 0:
+                let media = Int.random(in: 0..<4, using: &random) == 0
+                let text = "slow \(state.log.count)-\(index)"
+                let params: MessageParams =
+                    media ? .file(.image, localPath: attachment, name: "p.png", mimeType: "image/png", caption: text) : .text(text)
+                let message = try await harness.manager.sendMessage(params, channelURL: channelURL)
+                state.sent.append(Sent(reqId: message.reqId, channelURL: channelURL, lane: params.kind.lane, permanent: false))
+                state.log.append("  send to \(channelURL)")
+            case 1:
+                try await server.post(.text("slow other \(index)"), from: Self.senders.randomElement(using: &random)!, to: channelURL)
+                state.log.append("  post to \(channelURL)")
+            default:
+                if let target = await server.messages(in: channelURL).randomElement(using: &random) {
+                    try await server.delete(messageId: target.messageId, channelURL: channelURL)
+                    state.withdrawn.insert(target.reqId)
+                    state.log.append("  others delete \(target.messageId) in \(channelURL)")
+                }
+            }
+            for _ in 0..<Int.random(in: 0...20, using: &random) { await Task.yield() }
+        }
+        await server.releaseRequests()
     }
 
     private func ownEditOrDelete(
