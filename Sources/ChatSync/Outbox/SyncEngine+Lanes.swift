@@ -85,6 +85,7 @@ extension SyncEngine {
         do {
             guard !isClosed, var entry = try store.outboxEntry(reqId: reqId) else { return }
             let classified = ChatServiceError.classify(error)
+            if classified.code == .badResponse { logger.warning("the service's answer to sending \(reqId) was refused: \(classified)") }
             entry.message.uploadProgress = nil
             guard classified.isTransient else { return try fail(entry, failure: classified.failure) }
             let unreachable = classified.code == .network || !isOnline || epoch != epochAtStart

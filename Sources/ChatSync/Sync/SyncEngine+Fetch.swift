@@ -186,7 +186,12 @@ extension SyncEngine {
         } catch {
             let classified = ChatServiceError.classify(error)
             guard classified.isTransient else { throw classified }
-            logger.debug("request failed, will retry later: \(classified)")
+            // A malformed answer says something is wrong with the service: worth a warning.
+            if classified.code == .badResponse {
+                logger.warning("the service's answer was refused, will retry later: \(classified)")
+            } else {
+                logger.debug("request failed, will retry later: \(classified)")
+            }
             return nil
         }
     }
