@@ -14,8 +14,12 @@ struct HostileResponseTests {
     static var seeds: [UInt64] {
         let environment = ProcessInfo.processInfo.environment
         if let one = environment["HOSTILE_SEED"].flatMap(UInt64.init) { return [one] }
-        return Array(0..<UInt64(environment["HOSTILE_SEEDS"].flatMap(Int.init) ?? 400))
+        let count = UInt64(environment["HOSTILE_SEEDS"].flatMap(Int.init) ?? 400)
+        return Array(0..<count) + regressions.filter { $0 >= count }
     }
+    /// Seeds beyond the default range that once found a bug: 2155 (an empty page claiming
+    /// older messages became a range at the end of time; a catch-up then asked without end).
+    static let regressions: [UInt64] = [2155]
     static let batchCount = 8
 
     @Test(arguments: 0..<batchCount)

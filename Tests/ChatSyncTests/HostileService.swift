@@ -24,6 +24,10 @@ actor HostileService: ChatService {
 
     func rewriteNextSend(_ rewrite: @escaping @Sendable (Message) -> Message) { sendRewrites.append(rewrite) }
 
+    /// Rewrites the answers to the next fetches, one each, before any random corruption.
+    private var pageRewrites: [@Sendable (MessagePage) -> MessagePage] = []
+    func rewriteNextPage(_ rewrite: @escaping @Sendable (MessagePage) -> MessagePage) { pageRewrites.append(rewrite) }
+
     /// Puts a crafted event on the newest subscription's stream.
     func inject(_ event: ServiceEvent) {
         addedEvents += 1
@@ -82,6 +86,7 @@ actor HostileService: ChatService {
 
     func fetchMessages(_ query: MessageQuery) async throws -> MessagePage {
         var page = try await inner.fetchMessages(query)
+        if !pageRewrites.isEmpty { return pageRewrites.removeFirst()(page) }
         page.messages = corrupt(page.messages, what: "page")
         return page
     }

@@ -78,4 +78,32 @@ struct MalformedAnswerTests {
         let succeeded = await checkInvariants(collection, recorder)
         #expect(succeeded.filter { $0.messageId == original.messageId }.count <= 1)
     }
+
+    /// Hostile seed 2155: an empty answer that still claimed older messages, to a fetch
+    /// from the newest end, was stored as a range at the very end of time; it became a live
+    /// edge no message could reach, and after a reconnect the catch-up asked the service
+    /// again and again without end.
+    @Test func anEmptyPageClaimingOlderMessagesIsNotARangeAtTheEndOfTime() async throws {
+        let (harness, hostile) = try await makeHarness(history: 5)
+        let settle = { await harness.settle(extraEvents: { await hostile.addedEvents }) }
+        let collection = try await harness.manager.messageCollection(channelURL: Harness.channel)
+        await hostile.rewriteNextPage { _ in MessagePage(messages: [], hasPrev: true, hasNext: false) }
+        _ = try await collection.fetchSucceededMessages(.next)
+        await settle()
+        let chunks = try await harness.manager.engine.chunks(of: Harness.channel)
+        #expect(!chunks.contains { $0.start == .max }, "no range at the end of time: \(chunks)")
+        #expect(await harness.manager.engine.channels[Harness.channel]?.liveEdge != .max)
+
+        for online in [false, true] {
+            await harness.server.setOnline(online, for: "alice")
+            await settle()
+        }
+        let requests = await harness.server.requestCount
+        _ = try await collection.fetchSucceededMessages(.previous)
+        try await harness.server.post(.text("live again"), from: "bob", to: Harness.channel)
+        await settle()
+        #expect(await harness.server.requestCount - requests < 20, "a bounded number of requests")
+        #expect(
+            await collection.succeededMessages.map(\.messageId) == (await harness.server.messages(in: Harness.channel)).map(\.messageId))
+    }
 }

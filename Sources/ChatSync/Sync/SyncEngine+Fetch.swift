@@ -225,6 +225,14 @@ extension SyncEngine {
             try store.upsertMessages(messages)
             return
         }
+        // A range that starts at the end of time proves nothing (an empty answer that still
+        // claimed older messages): stored as a chunk it would become a live edge no real
+        // message can reach, and a catch-up would chase it.
+        guard start < .max else {
+            logger.warning("ignoring the range of an empty page that claims older messages in \(channelURL)")
+            try store.upsertMessages(messages)
+            return
+        }
         // The page holds every message between its ends (the anchor side open when the
         // query was exclusive), so it is the truth for that span.
         let authoritative = KeyRange(
@@ -246,12 +254,19 @@ extension SyncEngine {
         }
     }
 
-    /// The messages of `channelURL` only, ascending by key, each id once (the newest version).
+    /// Whether a creation time can be a real message's: the two extremes are the ends of
+    /// the key space (``MessageKey/min`` and ``MessageKey/max`` mark "before everything"
+    /// and "after everything"), so a message dated there would be taken for an edge.
+    static func isPlausibleTime(_ createdAt: Int64) -> Bool { createdAt > .min && createdAt < .max }
+
+    /// The messages of `channelURL` only, ascending by key, each id once (the newest version),
+    /// none dated at the ends of time.
     static func sanitized(_ messages: [Message], channelURL: String) -> [Message] {
         // The usual page is already clean: right channel, ascending, each id once.
         var clean = true
         for (index, message) in messages.enumerated() {
-            if message.channelURL != channelURL || message.messageId <= 0 || message.syncState != .synced || message.uploadProgress != nil
+            if message.channelURL != channelURL || message.messageId <= 0 || !Self.isPlausibleTime(message.createdAt)
+                || message.syncState != .synced || message.uploadProgress != nil
                 || message.failure != nil || (index > 0 && !(messages[index - 1].sortKey < message.sortKey))
             {
                 clean = false
@@ -260,7 +275,7 @@ extension SyncEngine {
         }
         if clean { return messages }
         var byId: [Int64: Message] = [:]
-        for var message in messages where message.channelURL == channelURL && message.messageId > 0 {
+        for var message in messages where message.channelURL == channelURL && message.messageId > 0 && isPlausibleTime(message.createdAt) {
             message.syncState = .synced
             message.uploadProgress = nil
             message.failure = nil

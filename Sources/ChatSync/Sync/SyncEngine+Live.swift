@@ -131,8 +131,8 @@ extension SyncEngine {
 
     func applyReceived(_ message: Message) {
         let channelURL = message.channelURL
-        guard !channelURL.isEmpty, message.messageId > 0 else {
-            logger.warning("ignoring a real-time message without a channel or id")
+        guard !channelURL.isEmpty, message.messageId > 0, Self.isPlausibleTime(message.createdAt) else {
+            logger.warning("ignoring a real-time message without a channel, an id or a plausible time")
             return
         }
         var received = message
@@ -361,7 +361,15 @@ extension SyncEngine {
                 return page
             }
             guard let page = answer else { return false }
-            fetched[view.id, default: 0] += page.messages.filter { $0.sortKey > edge }.count
+            let gained = page.messages.filter { $0.sortKey > edge }.count
+            if gained == 0, try !isFollowingLive(view) {
+                // Nothing past the edge, yet the view is still not joined to the live edge: the
+                // channel's state contradicts the service (an earlier malformed answer, such as a
+                // message dated in the future). Asking again at once would spin; the retry with
+                // backoff asks later, a bounded number of times.
+                return false
+            }
+            fetched[view.id, default: 0] += gained
             if page.hasNext, fetched[view.id, default: 0] > options.hugeGapThreshold {
                 view.reachedNewest = false
                 view.emit(.hugeGapDetected)
