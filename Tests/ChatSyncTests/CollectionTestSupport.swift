@@ -142,6 +142,19 @@ struct ModelSubject {
     let collection: MessageCollection
     let recorder: EventRecorder
     let filter: MessageFilter
+
+    /// Opens a collection with a recorder, its pending and failed lists loaded, as the
+    /// model-based tests and soaks watch them.
+    static func open(
+        _ manager: SyncManager, channelURL: String = Harness.channel, filter: MessageFilter, limit: Int
+    ) async throws -> ModelSubject {
+        let collection = try await manager.messageCollection(channelURL: channelURL, filter: filter, limit: limit)
+        let recorder = EventRecorder()
+        await collection.setHandler(recorder)
+        try await collection.fetchPendingMessages()
+        try await collection.fetchFailedMessages()
+        return ModelSubject(collection: collection, recorder: recorder, filter: filter)
+    }
 }
 
 /// Checks the event guarantees of API.md §3.3 on a collection; answers its succeeded list.

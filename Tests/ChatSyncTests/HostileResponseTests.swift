@@ -156,12 +156,7 @@ struct HostileResponseTests {
     private func open(_ harness: Harness) async throws -> [ModelSubject] {
         var subjects: [ModelSubject] = []
         for filter in [MessageFilter(), MessageFilter(senderIds: ["bob"])] {
-            let collection = try await harness.manager.messageCollection(channelURL: Harness.channel, filter: filter, limit: 8)
-            let recorder = EventRecorder()
-            await collection.setHandler(recorder)
-            try await collection.fetchPendingMessages()
-            try await collection.fetchFailedMessages()
-            subjects.append(ModelSubject(collection: collection, recorder: recorder, filter: filter))
+            subjects.append(try await ModelSubject.open(harness.manager, filter: filter, limit: 8))
         }
         return subjects
     }

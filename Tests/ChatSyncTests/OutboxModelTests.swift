@@ -19,14 +19,7 @@ struct OutboxModelTests {
 
     private func open(_ harness: Harness, filters: [MessageFilter]) async throws -> [ModelSubject] {
         var subjects: [ModelSubject] = []
-        for filter in filters {
-            let collection = try await harness.manager.messageCollection(channelURL: Harness.channel, filter: filter, limit: 10)
-            let recorder = EventRecorder()
-            await collection.setHandler(recorder)
-            try await collection.fetchPendingMessages()
-            try await collection.fetchFailedMessages()
-            subjects.append(ModelSubject(collection: collection, recorder: recorder, filter: filter))
-        }
+        for filter in filters { subjects.append(try await ModelSubject.open(harness.manager, filter: filter, limit: 10)) }
         return subjects
     }
 

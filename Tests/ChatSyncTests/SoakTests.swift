@@ -35,13 +35,8 @@ struct SoakTests {
         plans.append((Harness.channel, MessageFilter(kinds: [.image])))
         var subjects: [Subject] = []
         for (channelURL, filter) in plans {
-            let collection = try await harness.manager.messageCollection(channelURL: channelURL, filter: filter, limit: 8)
-            let recorder = EventRecorder()
-            await collection.setHandler(recorder)
-            try await collection.fetchPendingMessages()
-            try await collection.fetchFailedMessages()
-            subjects.append(
-                Subject(channelURL: channelURL, model: ModelSubject(collection: collection, recorder: recorder, filter: filter)))
+            let model = try await ModelSubject.open(harness.manager, channelURL: channelURL, filter: filter, limit: 8)
+            subjects.append(Subject(channelURL: channelURL, model: model))
         }
         return subjects
     }
