@@ -127,12 +127,7 @@ struct HostileResponseTests {
         await hostile.setRate(0)
         await server.setOnline(true, for: "alice")
         await harness.settle(extraEvents: { await hostile.addedEvents })
-        for _ in 0..<3 {
-            for entry in try harness.outbox() where entry.message.syncState == .failed {
-                _ = try await harness.manager.resendMessage(reqId: entry.reqId)
-            }
-            await harness.settle(extraEvents: { await hostile.addedEvents })
-        }
+        try await harness.resendFailedAndSettle(retryableOnly: false, extraEvents: { await hostile.addedEvents })
         let onServer = await server.messages(in: Harness.channel)
         for reqId in sent {
             #expect(onServer.filter { $0.reqId == reqId }.count == 1, "sent exactly once: \(reqId) \(context(25))")

@@ -31,12 +31,7 @@ struct OutboxModelTests {
         let attachment = try makeAttachment(in: dir)
         let policy = [MessageResendPolicy.none, .manual, .automatic][Int(seed % 3)]
         var harness = try await Harness.make(seed: seed, databasePath: dir.path("cache.sqlite")) {
-            $0.messageResendPolicy = policy
-            $0.syncBatchSize = Int.random(in: 2...10, using: &random)
-            $0.sendRetryLimit = Int.random(in: 0...3, using: &random)
-            $0.maxFailedMessageCountPerChannel = 1000
-            $0.hugeGapThreshold = 40
-            $0.messageCollectionCapacity = 200
+            $0.applyScheduleSettings(policy: policy, using: &random)
         }
         let server = harness.server
         for index in 0..<Int.random(in: 0...40, using: &random) {
@@ -117,12 +112,7 @@ struct OutboxModelTests {
         await server.setFaults(FaultPlan(permanentErrorTexts: Set((0..<40).map { "bad \($0)" })))
         await server.setOnline(true, for: "alice")
         await harness.settle()
-        for _ in 0..<3 {
-            for entry in try harness.outbox() where entry.message.syncState == .failed && entry.message.failure?.isRetryable == true {
-                _ = try await harness.manager.resendMessage(reqId: entry.reqId)
-            }
-            await harness.settle()
-        }
+        try await harness.resendFailedAndSettle(retryableOnly: true)
         let onServer = await server.messages(in: Harness.channel).map(\.reqId).filter { !$0.isEmpty }
         let outbox = try harness.outbox()
         for message in sent {

@@ -142,6 +142,19 @@ extension Harness {
     /// The outbox as it stands, in creation order.
     func outbox() throws -> [OutboxEntry] { try manager.engine.store.outboxEntries() }
 
+    /// The end of a model-based schedule: resends every failed message (only the
+    /// retryable ones when `retryableOnly`) and settles, three rounds, so that what can
+    /// still reach the server does.
+    func resendFailedAndSettle(retryableOnly: Bool, extraEvents: (() async -> Int)? = nil) async throws {
+        for _ in 0..<3 {
+            for entry in try outbox() where entry.message.syncState == .failed {
+                guard !retryableOnly || entry.message.failure?.isRetryable == true else { continue }
+                _ = try await manager.resendMessage(reqId: entry.reqId)
+            }
+            await settle(extraEvents: extraEvents)
+        }
+    }
+
     /// Every state `observeMessage` reports for `reqId` until it finishes.
     func states(of reqId: String) -> Task<[SyncState], Never> {
         let stream = manager.observeMessage(reqId: reqId)
@@ -150,5 +163,19 @@ extension Harness {
             for await message in stream where states.last != message.syncState { states.append(message.syncState) }
             return states
         }
+    }
+}
+
+extension SyncManagerOptions {
+    /// The settings the outbox model test and the soak share: a resend policy, a random
+    /// batch size and retry limit (drawn in that order, so seeds keep their schedules), and
+    /// limits high enough that only the schedule decides what fails.
+    mutating func applyScheduleSettings(policy: MessageResendPolicy, using random: inout SeededGenerator) {
+        messageResendPolicy = policy
+        syncBatchSize = Int.random(in: 2...10, using: &random)
+        sendRetryLimit = Int.random(in: 0...3, using: &random)
+        maxFailedMessageCountPerChannel = 1000
+        hugeGapThreshold = 40
+        messageCollectionCapacity = 200
     }
 }

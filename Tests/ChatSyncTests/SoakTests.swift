@@ -65,12 +65,7 @@ struct SoakTests {
         let attachment = try makeAttachment(in: dir)
         let policy = MessageResendPolicy.allCases.randomElement(using: &random)!
         var harness = try await Harness.make(seed: seed, databasePath: dir.path("cache.sqlite")) {
-            $0.messageResendPolicy = policy
-            $0.syncBatchSize = Int.random(in: 2...10, using: &random)
-            $0.sendRetryLimit = Int.random(in: 0...3, using: &random)
-            $0.maxFailedMessageCountPerChannel = 1000
-            $0.hugeGapThreshold = 40
-            $0.messageCollectionCapacity = 200
+            $0.applyScheduleSettings(policy: policy, using: &random)
         }
         let server = harness.server
         for channelURL in Self.channels.dropFirst() {
@@ -184,12 +179,7 @@ struct SoakTests {
         await server.setOnline(true, for: "alice")
         await harness.manager.resumeSync()
         await harness.settle()
-        for _ in 0..<3 {
-            for entry in try harness.outbox() where entry.message.syncState == .failed && entry.message.failure?.isRetryable == true {
-                _ = try await harness.manager.resendMessage(reqId: entry.reqId)
-            }
-            await harness.settle()
-        }
+        try await harness.resendFailedAndSettle(retryableOnly: true)
         try await checkFinal(harness, state: state, policy: policy, context: context(30, state.log))
         await harness.manager.close()
     }
