@@ -115,16 +115,13 @@ final class MessageView {
         var moved: Set<Int64> = []
         for message in messages where seen.insert(message.messageId).inserted {
             if succeededIds.contains(message.messageId) {
-                if let index = succeeded.firstIndex(where: { $0.messageId == message.messageId }),
-                    succeeded[index].sortKey != message.sortKey
-                {
+                guard let index = index(of: message.messageId) else { continue }
+                if succeeded[index].sortKey != message.sortKey {
                     // A message never moves in time; when a service says it did, one copy is
                     // malformed. The newest copy wins, at its own place, so the list stays sorted.
                     moved.insert(message.messageId)
                     fresh.append(message)
-                } else if let index = succeeded.firstIndex(where: { $0.messageId == message.messageId }), succeeded[index] != message,
-                    message.updatedAt >= succeeded[index].updatedAt
-                {
+                } else if succeeded[index] != message, message.updatedAt >= succeeded[index].updatedAt {
                     succeeded[index] = message
                     updated.append(message)
                 }
