@@ -54,6 +54,10 @@ public actor SimulatedChatServer {
     var enqueuedCounts: [UInt64: Int] = [:]
     var newestSubscription: [String: UInt64] = [:]
     var uploadCount = 0
+    /// Users whose real-time events wait, in order, until ``releaseEvents(for:)``.
+    var heldEvents: [String: [ServiceEvent]] = [:]
+    /// Whether real-time copies of a message carry its `reqId`.
+    var eventsCarryReqId = true
     var requestGate = Gate()
     var uploadGate = Gate()
     /// Every send request's (channel, reqId) in arrival order, repeats included.
@@ -220,7 +224,8 @@ public actor SimulatedChatServer {
     /// real time to the connected members.
     ///
     /// - Parameter createdAt: the creation time; `nil` uses the server clock. A time
-    ///   in the past places the message in history; the clock never goes backwards.
+    ///   in the past places the message in history (and in the change logs, so that a
+    ///   client away meanwhile learns of it); the clock never goes backwards.
     @discardableResult
     public func post(_ params: MessageParams, from userId: String, to channelURL: String, at createdAt: Int64? = nil) throws -> Message {
         let state = try channelState(channelURL)
@@ -235,17 +240,25 @@ public actor SimulatedChatServer {
                 size: 0, url: fileURL(uploadCount, params.fileName ?? "file"))
         }
         let time: Int64
+        let intoHistory: Bool
         if let createdAt {
             time = createdAt
+            intoHistory = createdAt < clock
             clock = max(clock, createdAt)
         } else {
             time = tick()
+            intoHistory = false
         }
-        return try store(
+        let stored = try store(
             Message(
                 messageId: nextMessageId, channelURL: channelURL, senderId: userId, kind: params.kind, text: params.text,
                 customType: params.customType, data: params.data, file: file, parentMessageId: params.parentMessageId,
                 createdAt: time))
+        if intoHistory {
+            changeSeq += 1
+            channelStates[channelURL]?.changes.append((changeSeq, stored.messageId))
+        }
+        return stored
     }
 
     /// Edits any message, as an administrator would, and tells the members.
@@ -365,9 +378,37 @@ public actor SimulatedChatServer {
     }
 
     func broadcast(_ event: ServiceEvent, to users: [String]) {
+        var event = event
+        if !eventsCarryReqId, case .messageReceived(var message) = event {
+            message.reqId = ""
+            event = .messageReceived(message)
+        }
         for user in Set(users).sorted() where !offlineUsers.contains(user) {
+            if heldEvents[user] != nil {
+                heldEvents[user]?.append(event)
+                continue
+            }
             for (id, continuation) in subscribers[user] ?? [:] { deliver(event, to: continuation, subscription: id) }
         }
+    }
+
+    /// Holds the real-time events meant for `userId` (a slow socket): they are delivered,
+    /// in order, by ``releaseEvents(for:)``. Connection changes are not held.
+    public func holdEvents(for userId: String) {
+        if heldEvents[userId] == nil { heldEvents[userId] = [] }
+    }
+
+    /// Delivers the events held for `userId` and stops holding them.
+    public func releaseEvents(for userId: String) {
+        guard let held = heldEvents.removeValue(forKey: userId) else { return }
+        for event in held { broadcast(event, to: [userId]) }
+    }
+
+    /// Whether real-time copies of new messages carry their `reqId` (`true` at first).
+    /// Many real backends echo a message without it; the sender's answer and look-ups
+    /// by `reqId` still carry it.
+    public func setEventsCarryReqId(_ carry: Bool) {
+        eventsCarryReqId = carry
     }
 
     private func deliver(_ event: ServiceEvent, to continuation: AsyncStream<ServiceEvent>.Continuation, subscription: UInt64) {

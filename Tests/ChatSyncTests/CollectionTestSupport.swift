@@ -31,6 +31,11 @@ struct Harness {
     /// Closes the manager and opens a new one on the same database, as an app relaunch does.
     mutating func relaunch() async throws {
         await manager.close()
+        try await reopen()
+    }
+
+    /// Opens a new manager on the same database (the old one closed already).
+    mutating func reopen() async throws {
         manager = try await SyncManager(
             userId: "alice", service: server.service(for: "alice"), databasePath: path, options: options)
     }
@@ -40,27 +45,39 @@ struct Harness {
         await settle()
     }
 
-    /// Waits, by scheduler turns and never by time, until alice's manager has handled every
-    /// event the server delivered and no background work runs. Gives up only after
-    /// 20,000 turns in which neither the server nor the manager made progress.
+    /// Waits until alice's manager has handled every event the server delivered and no
+    /// background work runs. It wakes on the engine's own signal (a background task ended,
+    /// an event was handled), so it never hinges on how fast the machine is; a wall-clock
+    /// bound of two minutes without any activity is only the last resort, for a manager
+    /// that really hangs.
     ///
     /// - Parameter extraEvents: events the test's own service wrapper added to the
     ///   server's (see ``HostileService``), which the manager handles too.
     func settle(extraEvents: (() async -> Int)? = nil, sourceLocation: SourceLocation = #_sourceLocation) async {
-        var stalled = 0
-        var last = (-1, -1)
-        while stalled < 20_000 {
+        let engine = manager.engine
+        let (listener, activity) = await engine.activitySignals()
+        while true {
             let delivered = await server.deliveredEventCount(for: "alice") + (await extraEvents?() ?? 0)
-            if await manager.engine.isIdle(deliveredEvents: delivered) { return }
-            let progress = (await server.requestCount, await manager.engine.handledEventCount)
-            if progress != last {
-                last = progress
-                stalled = 0
-            } else {
-                stalled += 1
+            if await engine.isIdle(deliveredEvents: delivered) {
+                await engine.endActivitySignals(listener)
+                return
             }
-            await Task.yield()
+            let woke = await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    for await _ in activity { return true }
+                    return false
+                }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(120))
+                    return false
+                }
+                let first = await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
+            if !woke { break }
         }
+        await engine.endActivitySignals(listener)
         let delivered = await server.deliveredEventCount(for: "alice")
         let handled = await manager.engine.handledEventCount
         let tasks = await manager.engine.backgroundTaskCount
@@ -79,6 +96,10 @@ final class EventRecorder: MessageCollectionHandler {
 
     var events: [MessageCollectionEvent] { storage.withLock { $0 } }
     func reset() { storage.withLock { $0.removeAll() } }
+    /// How many `.hugeGapDetected` events arrived.
+    var gapReports: Int {
+        events.count { if case .hugeGapDetected = $0 { true } else { false } }
+    }
 
     private func record(_ event: MessageCollectionEvent) { storage.withLock { $0.append(event) } }
 
@@ -146,9 +167,11 @@ struct ModelSubject {
     /// Opens a collection with a recorder, its pending and failed lists loaded, as the
     /// model-based tests and soaks watch them.
     static func open(
-        _ manager: SyncManager, channelURL: String = Harness.channel, filter: MessageFilter, limit: Int
+        _ manager: SyncManager, channelURL: String = Harness.channel, filter: MessageFilter, viewpoint: Int64 = .max,
+        limit: Int
     ) async throws -> ModelSubject {
-        let collection = try await manager.messageCollection(channelURL: channelURL, filter: filter, limit: limit)
+        let collection = try await manager.messageCollection(
+            channelURL: channelURL, filter: filter, viewpoint: viewpoint, limit: limit)
         let recorder = EventRecorder()
         await collection.setHandler(recorder)
         try await collection.fetchPendingMessages()

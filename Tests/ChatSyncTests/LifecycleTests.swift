@@ -6,8 +6,8 @@ import Testing
 
 /// Lets background tasks run until `condition` holds, without any clock: a bounded
 /// number of scheduler turns, so a test that waits for an event can never hang.
-func eventually(_ condition: () async -> Bool) async -> Bool {
-    for _ in 0..<200_000 {
+func eventually(turns: Int = 200_000, _ condition: () async -> Bool) async -> Bool {
+    for _ in 0..<turns {
         if await condition() { return true }
         await Task.yield()
     }

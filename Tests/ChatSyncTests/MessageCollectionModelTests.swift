@@ -15,6 +15,8 @@ struct MessageCollectionModelTests {
     @Test(arguments: seeds)
     func randomSchedulesKeepEveryGuarantee(seed: UInt64) async throws {
         var random = SeededGenerator(seed: seed)
+        // The rare paths draw from their own generator, so each seed's main schedule stays as it was.
+        var paths = SeededGenerator(seed: seed &+ 5_000_000)
         let harness = try await Harness.make(seed: seed) {
             $0.syncBatchSize = Int.random(in: 1...12, using: &random)
             $0.hugeGapThreshold = 25
@@ -29,6 +31,7 @@ struct MessageCollectionModelTests {
         }
         await harness.online()
         var subjects: [ModelSubject] = []
+        var rare = RarePaths()
         for filter in [MessageFilter(), MessageFilter(senderIds: ["carol"]), MessageFilter(kinds: [.custom])] {
             let all = await server.messages(in: Harness.channel)
             let viewpoint = Bool.random(using: &random) || all.isEmpty ? Int64.max : all.randomElement(using: &random)!.createdAt
@@ -37,6 +40,7 @@ struct MessageCollectionModelTests {
             let recorder = EventRecorder()
             await collection.setHandler(recorder)
             subjects.append(ModelSubject(collection: collection, recorder: recorder, filter: filter))
+            if viewpoint == .max { rare.following[collection.id] = await server.newestKey }
         }
         var online = true
         var running = true
@@ -49,7 +53,8 @@ struct MessageCollectionModelTests {
             case 0..<35:
                 let direction: Direction = Bool.random(using: &random) ? .previous : .next
                 log.append("fetch \(direction) \(subject.filter)")
-                _ = try await subject.collection.fetchSucceededMessages(direction)
+                let hasMore = try await subject.collection.fetchSucceededMessages(direction)
+                await rare.fetched(subject, direction, hasMore: hasMore, server: server, capacity: 200)
             case 35..<55:
                 let sender = senders[Int.random(in: 0...2, using: &random)]
                 log.append("post by \(sender)")
@@ -68,22 +73,31 @@ struct MessageCollectionModelTests {
             case 71..<79:
                 online.toggle()
                 log.append(online ? "online" : "offline")
+                if online { await rare.connectionBack(server) } else { await rare.connectionBreaks(harness, subjects) }
                 await server.setOnline(online, for: "alice")
             case 79..<85:
                 running.toggle()
                 log.append(running ? "resume" : "pause")
+                if running { await rare.connectionBack(server) } else { await rare.connectionBreaks(harness, subjects) }
                 if running { await harness.manager.resumeSync() } else { await harness.manager.pauseSync() }
             case 85..<92:
                 let target = Bool.random(using: &random) || all.isEmpty ? Int64.max : all.randomElement(using: &random)!.createdAt
                 log.append("reset \(target)")
                 try await subject.collection.resetViewpointTimestamp(target)
+                rare.following[subject.collection.id] = target == .max ? await server.newestKey : nil
             default:
                 log.append("burst")
                 for index in 0..<Int.random(in: 10...40, using: &random) {
                     try await server.post(.text("burst \(index)"), from: "bob", to: Harness.channel)
                 }
             }
+            if Int.random(in: 0..<3, using: &paths) == 0 {
+                try await rare.walk(
+                    harness, &subjects, online: online, running: running, random: &paths, log: &log)
+            }
             await harness.settle()
+            try await rare.check(
+                harness, subjects, online: online, running: running, context: "seed \(seed) step \(step) \(log.suffix(10))")
             let truth = await server.messages(in: Harness.channel)
             for subject in subjects {
                 let succeeded = await checkInvariants(subject.collection, subject.recorder)

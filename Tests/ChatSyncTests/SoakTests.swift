@@ -16,21 +16,23 @@ import Testing
 struct SoakTests {
     static let channels = [Harness.channel, "random", "team"]
     static let senders = ["bob", "carol"]
+    /// Texts the server refuses for good.
+    static let badTexts = Set((0..<30).map { "bad \($0)" })
 
-    private struct Sent {
+    struct Sent {
         let reqId: String
         let channelURL: String
         let lane: SendLane
         let permanent: Bool
     }
 
-    private struct Subject {
+    struct Subject {
         let channelURL: String
         let model: ModelSubject
     }
 
     /// One collection per channel plus a media-only one on the first, each with its pending and failed lists loaded.
-    private func openSubjects(_ harness: Harness) async throws -> [Subject] {
+    func openSubjects(_ harness: Harness) async throws -> [Subject] {
         var plans = Self.channels.map { ($0, MessageFilter()) }
         plans.append((Harness.channel, MessageFilter(kinds: [.image])))
         var subjects: [Subject] = []
@@ -60,6 +62,7 @@ struct SoakTests {
     private func runSchedule(seed: UInt64) async throws {
         var random = SeededGenerator(seed: seed &+ 1_000_000)
         var network = SeededGenerator(seed: seed &+ 2_000_000)
+        var paths = SeededGenerator(seed: seed &+ 3_000_000)
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
         let attachment = try makeAttachment(in: dir)
@@ -79,7 +82,7 @@ struct SoakTests {
         var subjects = try await openSubjects(harness)
         await harness.online()
         var state = SoakState()
-        let badTexts = Set((0..<30).map { "bad \($0)" })
+        let badTexts = Self.badTexts
         let context = { (step: Int, log: [String]) in
             "seed \(seed) (replay: SOAK_SEED=\(seed) swift test --filter Soak) policy \(policy) step \(step): \(log.suffix(8))"
         }
@@ -166,6 +169,10 @@ struct SoakTests {
             if Int.random(in: 0..<8, using: &network) == 0 {
                 try await slowNetwork(harness, attachment: attachment, random: &network, state: &state)
             }
+            // The paths new users found broken (issue 12), also from a generator of their own.
+            if Int.random(in: 0..<3, using: &paths) == 0 {
+                try await rarePath(&harness, &subjects, attachment: attachment, random: &paths, state: &state)
+            }
             var plan = state.faulty ? FaultPlan(failRequestRate: 0.2, loseResponseRate: 0.2) : FaultPlan()
             plan.permanentErrorTexts = badTexts
             await server.setFaults(plan)
@@ -185,7 +192,7 @@ struct SoakTests {
     }
 
     /// What a schedule has done so far.
-    private struct SoakState {
+    struct SoakState {
         var sent: [Sent] = []
         var withdrawn: Set<String> = []  // cancelled or deleted by the app
         var everFailed: Set<String> = []  // these may leave their lane's order
@@ -193,6 +200,8 @@ struct SoakTests {
         var running = true
         var faulty = false
         var log: [String] = []
+        /// Host-sent messages (§3.5) the host's own SDK stored on the server.
+        var hostStored: Set<String> = []
     }
 
     /// Latency without real time: requests wait at the server's door while alice sends
@@ -265,6 +274,16 @@ struct SoakTests {
                     .compactMap { arrival[$0.reqId] }
                 #expect(order == order.sorted(), "lane \(lane) of \(channelURL) out of order: \(context)")
             }
+        }
+        if state.online && state.running {
+            // Nothing waits for ever: every lane ran dry or failed its messages, every
+            // response that beat its echo met it, and every host-sent message the
+            // service stored is resolved.
+            let stuck = outbox.filter { $0.origin == .outbox && $0.message.syncState.isPending }.map(\.message.syncState)
+            #expect(stuck.isEmpty, "a lane stopped with messages pending: \(context)")
+            #expect(awaitingEcho.isEmpty, "responses still wait for their echoes: \(context)")
+            let unresolved = outbox.filter { state.hostStored.contains($0.reqId) }
+            #expect(unresolved.isEmpty, "host-sent messages the service stored are still pending: \(context)")
         }
         for subject in subjects {
             let model = subject.model

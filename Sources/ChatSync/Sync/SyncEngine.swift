@@ -33,6 +33,8 @@ actor SyncEngine {
     var nextViewId = 0
     /// The connection epoch in which channel change logs were last applied.
     var channelLogsEpoch: Int?
+    /// A background pass over the channel change logs is scheduled.
+    var channelListRefreshPending = false
     var channels: [String: ChannelSyncState] = [:]
     /// Each channel's chunks, read once from the store and kept in step with it:
     /// the engine is the only writer.
@@ -60,6 +62,9 @@ actor SyncEngine {
     var reportedProgress: [String: Double] = [:]
     private var backgroundTasks: [Int: Task<Void, Never>] = [:]
     private var nextTaskId = 0
+    /// Told whenever a background task ends or an event is handled (see `activitySignals()`).
+    var activityListeners: [Int: AsyncStream<Void>.Continuation] = [:]
+    var nextListenerId = 0
 
     init(store: ChatStore, service: any ChatService, options: SyncManagerOptions, userId: String) throws {
         self.store = store
@@ -163,22 +168,9 @@ actor SyncEngine {
 
     var backgroundTaskCount: Int { backgroundTasks.count }
 
-    /// A one-line summary of a view's state, for test diagnostics.
-    func describeView(_ id: Int) -> String {
-        guard let view = views[id] else { return "removed" }
-        let ids = view.succeeded.map(\.messageId)
-        return "\(ids.first ?? -1)...\(ids.last ?? -1)(\(ids.count)) newest=\(view.reachedNewest) "
-            + "oldest=\(view.reachedOldest) bounds=\(view.lowerBound.map(String.init(describing:)) ?? "nil")..\(view.upperBound.map(String.init(describing:)) ?? "nil")"
-    }
-
     private func finishBackgroundTask(_ id: Int) {
         backgroundTasks[id] = nil
-    }
-
-    /// No background work is running and every real-time event the service has
-    /// delivered to the current subscription (`delivered`) has been handled.
-    func isIdle(deliveredEvents delivered: Int) -> Bool {
-        backgroundTasks.isEmpty && (!isRunning || handledEventCount >= delivered)
+        signalActivity()
     }
 
     // MARK: - Service events
@@ -187,6 +179,7 @@ actor SyncEngine {
         // A late event of an older subscription, or after pause or close, is dropped, not applied.
         guard subscription == self.subscription else { return }
         handledEventCount += 1
+        defer { signalActivity() }
         guard isRunning, !isClosed else { return }
         switch event {
         case .connectionChanged(let state):

@@ -1,0 +1,49 @@
+// MARK: - What tests (and diagnostics) may ask of the engine
+
+extension SyncEngine {
+    /// No background work is running and every real-time event the service has
+    /// delivered to the current subscription (`delivered`) has been handled.
+    func isIdle(deliveredEvents delivered: Int) -> Bool {
+        backgroundTaskCount == 0 && (!isRunning || handledEventCount >= delivered)
+    }
+
+    /// A stream that yields whenever a background task ends or an event is handled, so
+    /// that a test can wait for the engine to go idle without counting scheduler turns
+    /// (which depends on the machine's speed). It keeps only the newest signal: a waiter
+    /// checks ``isIdle(deliveredEvents:)`` again on each one. End it with
+    /// ``endActivitySignals(_:)``.
+    func activitySignals() -> (id: Int, signals: AsyncStream<Void>) {
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let id = nextListenerId
+        nextListenerId += 1
+        activityListeners[id] = continuation
+        return (id, stream)
+    }
+
+    func endActivitySignals(_ id: Int) {
+        activityListeners.removeValue(forKey: id)?.finish()
+    }
+
+    func signalActivity() {
+        for listener in activityListeners.values { listener.yield() }
+    }
+
+    /// Whether the view with `id` follows the channel's live edge (live messages enter it).
+    func isFollowingLive(viewId id: Int) -> Bool {
+        guard let view = views[id] else { return false }
+        return (try? isFollowingLive(view)) == true
+    }
+
+    /// Whether the view with `id` is fresh: at `.max`, never fetched, not yet following.
+    func isFresh(viewId id: Int) -> Bool { views[id]?.isFresh ?? false }
+
+    /// A one-line summary of a view's state, for test diagnostics.
+    func describeView(_ id: Int) -> String {
+        guard let view = views[id] else { return "removed" }
+        let ids = view.succeeded.map(\.messageId)
+        return "\(ids.first ?? -1)...\(ids.last ?? -1)(\(ids.count)) newest=\(view.reachedNewest) "
+            + "oldest=\(view.reachedOldest) bounds=\(view.lowerBound.map(String.init(describing:)) ?? "nil")..\(view.upperBound.map(String.init(describing:)) ?? "nil")"
+            + " chunks=\(((try? chunks(of: view.channelURL)) ?? []).map { "\($0.start)..\($0.end)" })"
+            + " live=\(channels[view.channelURL]?.liveEdge.map(String.init(describing:)) ?? "nil")"
+    }
+}

@@ -1,0 +1,174 @@
+import ChatSyncTesting
+import Foundation
+import Testing
+
+@testable import ChatSync
+
+extension SimulatedChatServer {
+    /// The key of the newest message of the test channel.
+    var newestKey: MessageKey { messages(in: Harness.channel).last?.sortKey ?? .min }
+}
+
+/// The MessageCollection model test's rare paths, the ones a new user walked and found
+/// broken (issue 12): views opened in every connection state and never fetched, channels
+/// whose cache has no open view through a reconnect, messages dated in the past, and
+/// gaps of every size around the threshold. It also holds what they let the test check:
+/// which views must follow the newest messages, and which must report a gap.
+struct RarePaths {
+    /// The gap threshold the model test configures.
+    static let threshold = 25
+    /// Views at the newest edge (§3.2), by collection id: the server's newest message key
+    /// when they got there. Every later message that becomes the channel's newest must
+    /// reach them (one dated before that key is history, not news).
+    var following: [Int: MessageKey] = [:]
+    /// Views whose gap report is expected (`true`) or ruled out (`false`) after the last
+    /// "away" step, with their gap reports before it.
+    private var gapExpected: [Int: (expected: Bool, before: Int)] = [:]
+
+    /// Before the connection breaks. A fresh view (never followed yet) starts following
+    /// once the channel is proven live after the reconnect: what arrived before that and
+    /// lies beyond the newest page it is shown then is history to it, which
+    /// `fetch(.previous)` brings. Its watermark moves to the reconnect.
+    mutating func connectionBreaks(_ harness: Harness, _ subjects: [ModelSubject]) async {
+        for subject in subjects where following[subject.collection.id] != nil {
+            if await harness.manager.engine.isFresh(viewId: subject.collection.id) { following[subject.collection.id] = .max }
+        }
+    }
+
+    /// The connection is back: views that were fresh at the break follow from here.
+    mutating func connectionBack(_ server: SimulatedChatServer) async {
+        let newest = await server.newestKey
+        for (id, watermark) in following where watermark == .max { following[id] = newest }
+    }
+
+    /// Notes what a fetch says about the view's edge.
+    mutating func fetched(_ subject: ModelSubject, _ direction: Direction, hasMore: Bool, server: SimulatedChatServer, capacity: Int) async
+    {
+        let id = subject.collection.id
+        switch direction {
+        case .next: following[id] = hasMore ? nil : await server.newestKey
+        case .previous:
+            // A full view drops its newest messages to make room: it is no longer at the edge.
+            if await subject.collection.messageCount + subject.collection.limit > capacity { following[id] = nil }
+        }
+    }
+
+    mutating func walk(
+        _ harness: Harness, _ subjects: inout [ModelSubject], online: Bool, running: Bool,
+        random: inout SeededGenerator, log: inout [String]
+    ) async throws {
+        let server = harness.server
+        switch Int.random(in: 0..<4, using: &random) {
+        case 0:
+            // Away, then back with a gap just below, at or above the threshold.
+            guard online, running else { return }
+            await harness.settle()  // what the last step posted is not part of the gap
+            let count = Int.random(in: (Self.threshold - 2)...(Self.threshold + 3), using: &random)
+            gapExpected = [:]
+            for subject in subjects where subject.filter.isEmpty {
+                guard await harness.manager.engine.isFollowingLive(viewId: subject.collection.id) else { continue }
+                gapExpected[subject.collection.id] = (count > Self.threshold, subject.recorder.gapReports)
+            }
+            log.append("away: \(count) posts while paused")
+            await connectionBreaks(harness, subjects)
+            await harness.manager.pauseSync()
+            for index in 0..<count { try await server.post(.text("away \(index)"), from: "bob", to: Harness.channel) }
+            await connectionBack(server)
+            await harness.manager.resumeSync()
+        case 1:
+            // A message dated in the past lands inside ranges the cache may hold as complete.
+            guard let target = await server.messages(in: Harness.channel).randomElement(using: &random) else { return }
+            let at = target.createdAt - Int64.random(in: 0...2, using: &random)
+            log.append("post at \(at)")
+            // Dated before the newest message, it is history, not news, to views at the edge.
+            let newest = await server.newestKey
+            for (id, watermark) in following where watermark != .max { following[id] = max(watermark, newest) }
+            try await server.post(.text("past"), from: "carol", to: Harness.channel, at: at)
+        case 2:
+            // Every view closes; the cache lives on through a reconnect (or a pause) while
+            // others edit and delete; views open again and are served from the cache.
+            log.append("close every view")
+            for subject in subjects { await subject.collection.remove() }
+            let filters = subjects.map(\.filter)
+            subjects.removeAll()
+            following.removeAll()
+            gapExpected.removeAll()
+            if online { await server.setOnline(false, for: "alice") } else if running { await harness.manager.pauseSync() }
+            for _ in 0..<Int.random(in: 1...3, using: &random) {
+                let all = await server.messages(in: Harness.channel)
+                guard let target = all.randomElement(using: &random) else { break }
+                if Bool.random(using: &random) {
+                    log.append("  delete \(target.messageId)")
+                    try await server.delete(messageId: target.messageId, channelURL: Harness.channel)
+                } else {
+                    log.append("  edit \(target.messageId)")
+                    try await server.update(messageId: target.messageId, channelURL: Harness.channel, text: "away edit")
+                }
+            }
+            if online { await server.setOnline(true, for: "alice") } else if running { await harness.manager.resumeSync() }
+            await harness.settle()
+            for filter in filters {
+                let subject = try await open(harness, filter: filter, random: &random, log: &log)
+                subjects.append(subject)
+            }
+        default:
+            // A view opened in the current connection state, at the newest messages or in
+            // history (settled first: see the soak's note on handlers).
+            await harness.settle()
+            let index = Int.random(in: 0..<subjects.count, using: &random)
+            await subjects[index].collection.remove()
+            following[subjects[index].collection.id] = nil
+            subjects[index] = try await open(harness, filter: subjects[index].filter, random: &random, log: &log)
+        }
+    }
+
+    /// Opens a collection at `.max` or in history and fetches it 0 to 2 times.
+    private mutating func open(
+        _ harness: Harness, filter: MessageFilter, random: inout SeededGenerator, log: inout [String]
+    ) async throws -> ModelSubject {
+        let all = await harness.server.messages(in: Harness.channel)
+        let viewpoint = Bool.random(using: &random) || all.isEmpty ? Int64.max : all.randomElement(using: &random)!.createdAt
+        let subject = try await ModelSubject.open(
+            harness.manager, filter: filter, viewpoint: viewpoint, limit: Int.random(in: 1...15, using: &random))
+        if viewpoint == .max { following[subject.collection.id] = await harness.server.newestKey }
+        let fetches = Int.random(in: 0...2, using: &random)
+        log.append("open \(filter) at \(viewpoint), \(fetches) fetches")
+        for _ in 0..<fetches {
+            let hasMore = try await subject.collection.fetchSucceededMessages(.previous)
+            await fetched(subject, .previous, hasMore: hasMore, server: harness.server, capacity: 200)
+        }
+        return subject
+    }
+
+    /// Views at the newest edge hold the channel's newest message; gaps are reported
+    /// exactly when more than the threshold were missing.
+    mutating func check(_ harness: Harness, _ subjects: [ModelSubject], online: Bool, running: Bool, context: String) async throws {
+        for (id, expectation) in gapExpected {
+            guard let subject = subjects.first(where: { $0.collection.id == id }) else { continue }
+            let reported = subject.recorder.gapReports > expectation.before
+            #expect(
+                reported == expectation.expected,
+                "a gap is reported exactly when more than \(Self.threshold) are missing (\(expectation.expected)): \(context)")
+        }
+        gapExpected.removeAll()
+        guard online, running else { return }
+        let truth = await harness.server.messages(in: Harness.channel)
+        for subject in subjects {
+            let id = subject.collection.id
+            guard let watermark = following[id] else { continue }
+            if subject.recorder.gapReports > 0 {
+                // Told of a gap: the view stopped following, as §3.6 says; the app would reset it.
+                following[id] = nil
+                continue
+            }
+            guard watermark != .max, let newest = truth.last(where: subject.filter.matches), newest.sortKey > watermark
+            else { continue }
+            let shown = await subject.collection.succeededMessages.last
+            let state = await harness.manager.engine.describeView(id)
+            #expect(
+                shown?.messageId == newest.messageId,
+                "a view at the newest edge shows the newest message \(newest.messageId), not \(shown?.messageId ?? -1) (view \(state)): \(context)"
+            )
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import ChatSyncTesting
+import Foundation
+import Testing
+
+@testable import ChatSync
+
+/// The soak's rare paths: the ones a new user walked and found broken (issue 12) that
+/// the main schedule never took. They draw from a generator of their own, so adding them
+/// left each seed's main schedule as it was.
+extension SoakTests {
+    func rarePath(
+        _ harness: inout Harness, _ subjects: inout [Subject], attachment: String, random: inout SeededGenerator,
+        state: inout SoakState
+    ) async throws {
+        switch Int.random(in: 0..<6, using: &random) {
+        case 0: try await relaunchWithFaultyReconciliation(&harness, &subjects, random: &random, state: &state)
+        case 1: try await hostSend(harness, subjects, random: &random, state: &state)
+        case 2:
+            // A channel with a cache and no view through whatever comes next (reconnects,
+            // others' edits and deletions); a later step opens it again.
+            guard subjects.count > 1 else { return }
+            let index = Int.random(in: 0..<subjects.count, using: &random)
+            state.log.append("close the view of \(subjects[index].channelURL)")
+            await subjects[index].model.collection.remove()
+            subjects.remove(at: index)
+        case 3:
+            // A view opened in whatever state the connection is in, at the newest messages
+            // or in history, sometimes never fetched. Settled first: the handler is set only
+            // after the collection exists, and would miss an event of a step still in flight.
+            await harness.settle()
+            let channelURL = Self.channels.randomElement(using: &random)!
+            let all = await harness.server.messages(in: channelURL)
+            let viewpoint = Bool.random(using: &random) || all.isEmpty ? Int64.max : all.randomElement(using: &random)!.createdAt
+            let filter = Bool.random(using: &random) ? MessageFilter() : MessageFilter(kinds: [.text])
+            let model = try await ModelSubject.open(
+                harness.manager, channelURL: channelURL, filter: filter, viewpoint: viewpoint, limit: 8)
+            subjects.append(Subject(channelURL: channelURL, model: model))
+            let fetches = Int.random(in: 0...2, using: &random)
+            state.log.append("open a view of \(channelURL) at \(viewpoint), \(fetches) fetches")
+            for _ in 0..<fetches { _ = try await model.collection.fetchSucceededMessages(.previous) }
+        case 4:
+            // A message dated in the past (clock skew, a federated server): it lands inside
+            // ranges the cache may already hold as complete.
+            let channelURL = Self.channels.randomElement(using: &random)!
+            guard let target = await harness.server.messages(in: channelURL).randomElement(using: &random) else { return }
+            let at = target.createdAt - Int64.random(in: 0...2, using: &random)
+            state.log.append("others post at \(at) in \(channelURL)")
+            try await harness.server.post(.text("past"), from: Self.senders.randomElement(using: &random)!, to: channelURL, at: at)
+        default:
+            // Another user's burst while alice is away, then back.
+            let channelURL = Self.channels.randomElement(using: &random)!
+            let count = Int.random(in: 1...45, using: &random)
+            state.log.append("pause, \(count) posts to \(channelURL), resume")
+            await harness.manager.pauseSync()
+            for index in 0..<count { try await harness.server.post(.text("away \(index)"), from: "bob", to: channelURL) }
+            if state.running { await harness.manager.resumeSync() }
+        }
+    }
+
+    /// Closes the app while a send is in flight, then relaunches into a reconciliation
+    /// whose look-ups fail, lose their answers or find the service unreachable.
+    private func relaunchWithFaultyReconciliation(
+        _ harness: inout Harness, _ subjects: inout [Subject], random: inout SeededGenerator, state: inout SoakState
+    ) async throws {
+        let server = harness.server
+        let channelURL = Self.channels.randomElement(using: &random)!
+        await server.holdRequests()
+        for index in 0..<Int.random(in: 1...3, using: &random) {
+            let message = try await harness.manager.sendMessage(.text("inflight \(index)"), channelURL: channelURL)
+            state.sent.append(Sent(reqId: message.reqId, channelURL: channelURL, lane: .text, permanent: false))
+        }
+        // Wait (by turns, bounded) until a send is in flight: offline or paused, none goes.
+        let manager = harness.manager
+        _ = await eventually(turns: 2_000) {
+            (try? manager.engine.store.outboxEntries().contains { $0.message.syncState == .syncing }) == true
+        }
+        let inFlight = Set(((try? manager.engine.store.outboxEntries()) ?? []).filter { $0.message.syncState == .syncing }.map(\.reqId))
+        for subject in subjects { await subject.model.collection.remove() }
+        await manager.close()
+        await server.releaseRequests()
+        // The killed app's sends reach the server before the relaunched app sends again
+        // (one a fault turned away never arrives: then the wait runs out). Arriving later,
+        // one could land after the next message of its lane, which no client can prevent.
+        _ = await eventually { Set(await server.sendLog.map(\.reqId)).isSuperset(of: inFlight) }
+        let fault = Int.random(in: 0..<4, using: &random)
+        var plan: FaultPlan
+        switch fault {
+        case 0: plan = FaultPlan(loseResponseRate: 1)
+        case 1: plan = FaultPlan(failRequestRate: 1)
+        case 2: plan = FaultPlan(loseResponseRate: 0.5)
+        default: plan = FaultPlan()
+        }
+        plan.permanentErrorTexts = Self.badTexts
+        state.log.append("relaunch with \(channelURL) in flight; look-ups \(["lost", "failed", "half lost", "offline"][fault])")
+        await server.setFaults(plan)
+        if fault == 3 { await server.setOnline(false, for: "alice") }
+        try await harness.reopen()
+        subjects = try await openSubjects(harness)
+        state.running = true
+        await harness.manager.resumeSync()
+        await harness.settle()
+        if fault == 3 { await server.setOnline(state.online, for: "alice") }
+    }
+
+    /// A message the host sends through its own SDK (§3.5): appended as pending, sent by
+    /// the host, its answer handed over before or after the real-time copy, which may
+    /// lack the `reqId`.
+    private func hostSend(
+        _ harness: Harness, _ subjects: [Subject], random: inout SeededGenerator, state: inout SoakState
+    ) async throws {
+        guard let subject = subjects.randomElement(using: &random) else { return }
+        let server = harness.server
+        let reqId = "host-\(state.log.count)"
+        let pending = Message(
+            reqId: reqId, channelURL: subject.channelURL, senderId: "alice", kind: .text, text: "via host",
+            createdAt: SimulatedChatServer.epoch, syncState: .syncing)
+        try await subject.model.collection.appendMessage(pending)
+        let withoutReqId = Bool.random(using: &random)
+        let answerFirst = Bool.random(using: &random)
+        await server.setEventsCarryReqId(!withoutReqId)
+        if answerFirst { await server.holdEvents(for: "alice") }
+        let request = SendMessageRequest(reqId: reqId, channelURL: subject.channelURL, kind: .text, text: "via host")
+        do {
+            let sent = try await server.service(for: "alice").sendMessage(request)
+            state.hostStored.insert(reqId)
+            await subject.model.collection.handleSendMessageResponse(sent, error: nil)
+            state.log.append("host send\(withoutReqId ? ", echo without reqId" : "")\(answerFirst ? ", answer first" : "")")
+        } catch {
+            await subject.model.collection.handleSendMessageResponse(pending, error: error)
+            state.log.append("host send failed")
+        }
+        await server.releaseEvents(for: "alice")
+        await server.setEventsCarryReqId(true)
+    }
+}
