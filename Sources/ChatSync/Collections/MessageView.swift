@@ -31,6 +31,18 @@ final class MessageView {
     var reachedOldest = false
     /// The view follows the channel's newest messages: live messages enter it.
     var reachedNewest = false
+    /// A view at `.max` that holds nothing, has never been fetched and is not being
+    /// fetched: it stands at the newest edge, so live messages enter it once the channel
+    /// is live (§3.2). (A running fetch places the view itself.)
+    var isFresh: Bool {
+        viewpoint == .max && lowerBound == nil && upperBound == nil && !reachedNewest && succeeded.isEmpty
+            && fetching.isEmpty
+    }
+
+    /// While fresh: the newest message the cache held when the view opened at `.max`.
+    /// When the channel goes live the view shows what came after it (its newest page).
+    var newestKnownAtOpen: MessageKey?
+
     /// Directions with a fetch running.
     var fetching: Set<Direction> = []
     /// Bumped by a viewpoint reset, so a fetch that started before it stops delivering.
@@ -86,12 +98,14 @@ final class MessageView {
     }
 
     /// Whether `key` lies in the range the view is complete over. Above the upper
-    /// bound only while the view follows the live edge (`followingLive`); an empty
-    /// view (no lower bound) covers nothing at or below its upper bound.
+    /// bound only while the view follows the live edge (`followingLive`). A view with no
+    /// lower bound has only fetched forward from its viewpoint, so it covers what lies
+    /// after the viewpoint (nothing, at `.max`); that holds for an empty view that
+    /// fetched `.next` to the end too, which a message dated in the past must still enter.
     func covers(_ key: MessageKey, followingLive: Bool) -> Bool {
         guard let upperBound else { return false }
         if key > upperBound { return reachedNewest && followingLive }
-        guard let lowerBound else { return false }
+        guard let lowerBound else { return key > viewpointKey }
         return reachedOldest || key >= lowerBound
     }
 
@@ -205,6 +219,7 @@ final class MessageView {
         upperBound = nil
         reachedOldest = false
         reachedNewest = false
+        newestKnownAtOpen = nil
         generation += 1
         if let newViewpoint { viewpoint = newViewpoint }
         emit(.succeeded(.clear, []))

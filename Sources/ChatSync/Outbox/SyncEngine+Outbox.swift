@@ -135,10 +135,17 @@ extension SyncEngine {
         }
     }
 
-    /// A message with a request id arrived from the service (real time or sync): if it
-    /// is one of ours still in the outbox, or awaiting its echo, it is resolved now.
-    /// Removals come first; the caller inserts it where it belongs.
-    func resolveArrival(_ message: Message) throws {
+    /// A message arrived from the service (real time or sync): if it is one of ours still
+    /// in the outbox, or awaiting its echo, it is resolved now. Removals come first; the
+    /// caller inserts it where it belongs. Many services echo a message without its
+    /// request id: an awaited echo is also recognised by its id, and gets its request id back.
+    func resolveArrival(_ message: inout Message) throws {
+        if message.reqId.isEmpty, !awaitingEcho.isEmpty {
+            let id = (message.channelURL, message.messageId)
+            if let reqId = awaitingEcho.first(where: { ($0.value.channelURL, $0.value.messageId) == id })?.key {
+                message.reqId = reqId
+            }
+        }
         guard !message.reqId.isEmpty else { return }
         // A request id names a message within one channel: the same id elsewhere, or on
         // another message, is not this device's echo (a confused or hostile service).

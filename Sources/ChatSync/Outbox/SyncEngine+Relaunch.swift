@@ -4,21 +4,47 @@ extension SyncEngine {
     /// Asks the service, by request id and in batches of 100 per channel, about the
     /// messages that were in flight when the app last stopped and those the host
     /// appended: found ones become succeeded, the others fail with a retryable failure
-    /// and follow the resend policy. A transient failure leaves them for the next
-    /// connection.
-    func reconcileRelaunch() async {
+    /// and follow the resend policy.
+    ///
+    /// A look-up the service did not answer (a transient failure) is asked again after
+    /// 1, 2, 4 … 30 s on the injected clock, as long as the connection lasts. The lanes
+    /// wait behind a message whose fate is unknown, so this must end: after
+    /// ``syncRetryLimit`` unanswered tries the messages still unknown fail as if not
+    /// found (retryable), and their resend policy takes over. Resending is safe: the
+    /// service answers a repeated request id with what it stored (§4.4).
+    func reconcileRelaunch(attempt: Int = 0) async {
         guard isOnline, !awaitingReconciliation.isEmpty else { return }
+        let epochAtStart = epoch
+        if await lookUpAwaited() { return }
+        guard isOnline, !isClosed, epoch == epochAtStart else { return }  // the next connection asks again
+        if attempt + 1 >= Self.syncRetryLimit {
+            logger.warning("the service did not answer \(attempt + 1) look-ups of messages in flight at the last stop")
+            failUnknown()
+            kickLanes()
+            return
+        }
+        let wait = Self.sleeper(options.clock, for: .seconds(min(1 << attempt, 30)))
+        runInBackground { engine in
+            do { try await wait() } catch { return }
+            guard await engine.epoch == epochAtStart else { return }
+            await engine.reconcileRelaunch(attempt: attempt + 1)
+            await engine.kickLanes()
+        }
+    }
+
+    /// One pass over the awaited messages; answers `false` when a look-up was not answered.
+    private func lookUpAwaited() async -> Bool {
         let entries = ((try? store.outboxEntries()) ?? []).filter { awaitingReconciliation.contains($0.reqId) }
         let byChannel = Dictionary(grouping: entries, by: \.channelURL)
         for channelURL in byChannel.keys.sorted() {
             let channelEntries = byChannel[channelURL] ?? []
             for start in stride(from: 0, to: channelEntries.count, by: 100) {
-                guard isOnline else { return }
+                guard isOnline else { return false }
                 let batch = Array(channelEntries[start..<min(start + 100, channelEntries.count)])
                 let reqIds = batch.map(\.reqId)
                 do {
                     guard let found = try await request({ try await $0.lookUpMessages(channelURL: channelURL, reqIds: reqIds) })
-                    else { return }
+                    else { return false }
                     try settleLookUp(batch, found: found)
                 } catch {
                     // The service refused for good (the channel is gone, or the user left it).
@@ -29,13 +55,24 @@ extension SyncEngine {
                 try? enforceFailedLimits(channelURL: channelURL)
             }
         }
+        return true
     }
+
+    /// Fails every message still awaiting reconciliation, as not found.
+    private func failUnknown() {
+        let entries = ((try? store.outboxEntries()) ?? []).filter { awaitingReconciliation.contains($0.reqId) }
+        for entry in entries { try? settle(entry, found: nil, failure: Self.unconfirmedFailure) }
+        try? enforceFailedLimits()
+    }
+
+    /// The failure of a message whose send the service never confirmed before the app stopped.
+    static let unconfirmedFailure = SyncFailure(
+        code: ChatServiceError.Code.unconfirmed.rawValue, message: "the app stopped before the service confirmed this message",
+        isRetryable: true)
 
     private func settleLookUp(_ batch: [OutboxEntry], found: [Message]) throws {
         let byReqId = Dictionary(found.map { ($0.reqId, $0) }, uniquingKeysWith: { first, _ in first })
-        let failure = SyncFailure(
-            code: -4, message: "the app stopped before the service confirmed this message", isRetryable: true)
-        for entry in batch { try settle(entry, found: byReqId[entry.reqId], failure: failure) }
+        for entry in batch { try settle(entry, found: byReqId[entry.reqId], failure: Self.unconfirmedFailure) }
     }
 
     private func settle(_ entry: OutboxEntry, found: Message?, failure: SyncFailure) throws {

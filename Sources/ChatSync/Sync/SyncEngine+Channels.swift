@@ -48,6 +48,11 @@ extension SyncEngine {
         guard let page = try await request({ try await $0.fetchChannels(query) }), !isClosed, channelViews[id] === view
         else { return true }
         try store.upsertChannels(page.channels)
+        // A channel that moved across the cursor while paging (a new message lifts one not
+        // loaded yet above it) is in no page: the change logs since the last token name it.
+        channelLogsEpoch = nil
+        _ = try await prepareChannelList()
+        guard !isClosed, channelViews[id] === view else { return true }
         view.serverCursor = page.nextCursor
         view.serverExhausted = page.nextCursor == nil
         if let last = page.channels.last { view.extendBoundary(to: last) }
@@ -75,7 +80,12 @@ extension SyncEngine {
     /// lists ordered by latest message.
     func noteNewMessage(_ message: Message) {
         do {
-            guard var channel = try store.channel(message.channelURL) else { return }
+            guard var channel = try store.channel(message.channelURL) else {
+                // A channel the cache does not know yet: open lists learn of it (and of its
+                // new place) from the channel change logs.
+                if !channelViews.isEmpty { refreshChannelListsSoon() }
+                return
+            }
             if let last = channel.lastMessage, last.messageId != message.messageId, last.sortKey > message.sortKey { return }
             var latest = message
             latest.syncState = .synced
@@ -104,6 +114,20 @@ extension SyncEngine {
     }
 
     // MARK: Change logs
+
+    /// Applies the channel change logs again, in the background, once for any number of
+    /// calls made before it runs.
+    func refreshChannelListsSoon() {
+        guard isOnline, !channelListRefreshPending else { return }
+        channelListRefreshPending = true
+        runInBackground { engine in await engine.refreshChannelLists() }
+    }
+
+    private func refreshChannelLists() async {
+        channelListRefreshPending = false
+        channelLogsEpoch = nil
+        do { _ = try await prepareChannelList() } catch { logger.warning("channel change logs failed: \(error)") }
+    }
 
     /// Applies the channel change logs since the stored token, once per connection
     /// epoch, or fetches a first token. Answers `false` when the service could not be reached.

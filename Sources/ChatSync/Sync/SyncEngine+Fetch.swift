@@ -12,6 +12,14 @@ extension SyncEngine {
         view.fetching.insert(direction)
         defer { view.fetching.remove(direction) }
         let generation = view.generation
+        if canReachService, channels[view.channelURL]?.changeLogsEpoch != epoch {
+            // The channel's change logs come first (§3.2): when no view was open at the
+            // reconnect nobody applied them, and the cache would serve deleted and stale
+            // messages as complete. Unanswered, the cache is served as offline and the
+            // retry applies them later.
+            let epochAtStart = epoch
+            if try await !prepareChannel(view.channelURL) { scheduleSyncRetry(attempt: 0, epoch: epochAtStart) }
+        }
         var delivered = 0
         while true {
             // Anything may have happened during the last await: stop delivering to a
@@ -23,7 +31,9 @@ extension SyncEngine {
             if let chunk = cover {
                 // The first page of a view at `.max` read from the live chunk is the
                 // channel's newest: from then on the view follows the live edge.
-                let top = try newestChunk(view.channelURL)
+                // Offline, the newest cached chunk stands for the newest messages: the view
+                // follows from it, and the reconnect catches it up (or reports a gap).
+                let top = try newestChunk(view.channelURL) ?? (isOnline ? nil : chunks(of: view.channelURL).last)
                 let atLiveTop = direction == .previous && view.viewpoint == .max && view.lowerBound == nil && top == chunk
                 defer {
                     if atLiveTop {
@@ -203,7 +213,7 @@ extension SyncEngine {
     func applyPage(_ page: MessagePage, for query: MessageQuery, mayGoLive: Bool) throws {
         let channelURL = query.channelURL
         let anchor = MessageKey(createdAt: query.timestamp, messageId: query.anchorMessageId ?? .max)
-        let messages = Self.sanitized(page.messages, channelURL: channelURL)
+        var messages = Self.sanitized(page.messages, channelURL: channelURL)
         let start: MessageKey
         if query.prevLimit > 0 {
             start = page.hasPrev ? (messages.first { $0.sortKey <= anchor }?.sortKey ?? anchor) : .min
@@ -239,12 +249,16 @@ extension SyncEngine {
             lower: query.prevLimit > 0 ? start : anchor, lowerInclusive: query.prevLimit > 0 || query.inclusive,
             upper: query.nextLimit > 0 ? end : anchor, upperInclusive: query.nextLimit > 0 || query.inclusive)
         // Messages of this device that sync brings back resolve their outbox entries first.
-        if messages.contains(where: { !$0.reqId.isEmpty }) {
+        if !awaitingEcho.isEmpty || messages.contains(where: { !$0.reqId.isEmpty }) {
             let waiting = Set(try store.outboxEntries(channelURL: channelURL).map(\.reqId)).union(awaitingEcho.keys)
-            for message in messages where waiting.contains(message.reqId) { try resolveArrival(message) }
+            for index in messages.indices where messages[index].reqId.isEmpty || waiting.contains(messages[index].reqId) {
+                try resolveArrival(&messages[index])
+            }
         }
-        try storeBatch(messages, completing: Chunk(channelURL: channelURL, start: start, end: end), authoritative: authoritative)
+        let merged = try storeBatch(
+            messages, completing: Chunk(channelURL: channelURL, start: start, end: end), authoritative: authoritative)
         refreshViews(channelURL, with: messages, admitting: false)
+        try absorbHeld(channelURL, within: merged)
         if reachesNewest {
             if mayGoLive {
                 try goLive(channelURL, at: end)

@@ -19,7 +19,55 @@ extension SyncEngine {
         }
         channels[channelURL, default: ChannelSyncState()].liveEdge = edge
         channels[channelURL]?.unprovenNewest = nil
+        try adoptFreshViews(channelURL, at: edge)
         try pumpLive(channelURL)
+    }
+
+    /// Lets the channel's fresh views (at `.max`, never fetched) follow the newest
+    /// messages: at once when the channel is live. Otherwise a request proves it live
+    /// when the first real-time message of the channel arrives (or at the reconnect),
+    /// not at once: a collection emits nothing before the app could set its handler,
+    /// unless something happens in the channel.
+    func followNewest(_ channelURL: String) {
+        let fresh = views(of: channelURL).filter(\.isFresh)
+        guard !fresh.isEmpty else { return }
+        let newest = (try? store.newestMessage(channelURL: channelURL))?.sortKey
+        for view in fresh where view.newestKnownAtOpen == nil { view.newestKnownAtOpen = newest }
+        if let live = channels[channelURL]?.liveEdge { try? adoptFreshViews(channelURL, at: live) }
+    }
+
+    /// A fresh view stands at the newest edge: from `edge` on, live messages enter it.
+    /// What the device learned of since it opened (the messages after the newest it had
+    /// cached then, at most a page) enters it now, so that a message that arrived while
+    /// the channel was being proven live is not left out.
+    private func adoptFreshViews(_ channelURL: String, at edge: MessageKey) throws {
+        let fresh = views(of: channelURL).filter(\.isFresh)
+        guard !fresh.isEmpty, let chunk = try liveChunk(channelURL) else { return }
+        for view in fresh {
+            let known = view.newestKnownAtOpen
+            view.newestKnownAtOpen = nil
+            view.reachedNewest = true
+            view.upperBound = edge
+            let rows = try store.page(
+                channelURL: channelURL, direction: .older, from: edge, inclusive: true, bound: max(known ?? chunk.start, chunk.start),
+                limit: view.limit, filter: view.filter
+            ).filter { row in known.map { row.sortKey > $0 } ?? true }
+            guard let oldest = rows.first else { continue }
+            view.insert(rows, growing: .next)
+            view.lowerBound = oldest.sortKey
+        }
+    }
+
+    /// Stores the held real-time messages that a stored range now covers. A page answered
+    /// before a message arrived lacks it although its range holds it (a message dated in
+    /// the past); without this the range would claim to be complete without it.
+    func absorbHeld(_ channelURL: String, within range: Chunk) throws {
+        guard let held = channels[channelURL]?.heldForLive, !held.isEmpty else { return }
+        let inside = held.filter { range.contains($0.sortKey) }
+        guard !inside.isEmpty else { return }
+        channels[channelURL]?.heldForLive.removeAll { range.contains($0.sortKey) }
+        try store.upsertMessages(inside)
+        refreshViews(channelURL, with: inside)
     }
 
     /// Counts a request that may prove the channel live, for the duration of `body`.
@@ -97,6 +145,20 @@ extension SyncEngine {
 
     func endCatchUp(_ channelURL: String) { catchingUp.remove(channelURL) }
 
+    /// Asks for the channel's newest messages so that, over an unbroken connection, the
+    /// channel goes live (and its fresh views with it). Answers `false` when the service
+    /// did not answer or the page did not reach the newest message.
+    private func proveLive(_ channelURL: String, epoch epochAtStart: Int) async throws -> Bool {
+        let query = MessageQuery(
+            channelURL: channelURL, timestamp: .max, anchorMessageId: .max, prevLimit: options.syncBatchSize, nextLimit: 1)
+        return try await whileProvingLive(channelURL) {
+            guard let page = try await request({ try await $0.fetchMessages(query) }), !isClosed, epoch == epochAtStart
+            else { return false }
+            try applyPage(page, for: query, mayGoLive: isOnline)
+            return channels[channelURL]?.liveEdge != nil
+        }
+    }
+
     func logCatchUpFailure(_ channelURL: String, _ error: any Error) {
         logger.warning("catching up \(channelURL) failed: \(error)")
     }
@@ -140,20 +202,26 @@ extension SyncEngine {
         received.failure = nil
         received.uploadProgress = nil
         do {
-            try resolveArrival(received)
-            if let live = channels[channelURL]?.liveEdge {
-                if received.sortKey > live {
-                    try storeBatch([received], completing: Chunk(channelURL: channelURL, start: live, end: received.sortKey))
-                    channels[channelURL]?.liveEdge = received.sortKey
-                } else {
-                    try store.upsertMessages([received])
-                }
+            try resolveArrival(&received)
+            if let live = channels[channelURL]?.liveEdge, received.sortKey > live {
+                try storeBatch([received], completing: Chunk(channelURL: channelURL, start: live, end: received.sortKey))
+                channels[channelURL]?.liveEdge = received.sortKey
+            } else if try channels[channelURL]?.liveEdge != nil || isCached(received.sortKey, in: channelURL) {
+                // Inside a range the cache holds as complete (a message dated in the past, or
+                // at an edit's time): it belongs there, or views read later would skip it.
+                try store.upsertMessages([received])
+                // A page requested before it arrived would take it out again as missing from
+                // its span: held, it is put back when that page is stored.
+                if channels[channelURL]?.liveCapableRequests ?? 0 > 0 { channels[channelURL]?.heldForLive.append(received) }
             } else if channels[channelURL]?.liveCapableRequests ?? 0 > 0 {
                 channels[channelURL]?.heldForLive.append(received)
             }
             // Otherwise it is not cached: nothing proves the messages before it are, and
             // a row outside every chunk could not be kept up to date. Syncs will bring it.
             noteNewMessage(received)
+            if channels[channelURL]?.liveEdge == nil, views(of: channelURL).contains(where: \.isFresh) {
+                startCatchUp(channelURL)  // the fresh views get this message once the channel is proven live
+            }
             let cached = try isCached(received.sortKey, in: channelURL)
             for view in views(of: channelURL) where view.filter.matches(received) {
                 if cached, view.covers(received.sortKey, followingLive: try isFollowingLive(view)) {
@@ -169,6 +237,11 @@ extension SyncEngine {
     func applyUpdated(_ messages: [Message]) {
         for message in messages {
             do {
+                if let index = channels[message.channelURL]?.heldForLive.firstIndex(where: { $0.messageId == message.messageId }),
+                    channels[message.channelURL]?.heldForLive[index].createdAt == message.createdAt
+                {
+                    channels[message.channelURL]?.heldForLive[index] = message
+                }
                 guard let cached = try store.message(channelURL: message.channelURL, messageId: message.messageId) else { continue }
                 guard cached.createdAt == message.createdAt else {
                     logger.warning("ignoring an update that moves message \(message.messageId) in time")
@@ -188,6 +261,8 @@ extension SyncEngine {
     }
 
     func applyDeleted(channelURL: String, messageIds: [Int64]) {
+        let deleted = Set(messageIds)
+        channels[channelURL]?.heldForLive.removeAll { deleted.contains($0.messageId) }
         do {
             try store.write { db in
                 for id in messageIds { _ = try ChatStore.deleteMessage(channelURL: channelURL, messageId: id, in: db) }
@@ -253,11 +328,17 @@ extension SyncEngine {
     /// Applies one page of change logs and stores its token, in one transaction.
     private func applyChangeLogs(_ logs: MessageChangeLogs, channelURL: String) throws {
         let updated = Self.sanitized(logs.updated, channelURL: channelURL)
+        let chunks = try chunks(of: channelURL)
         let refreshed = try store.write { db -> [Message] in
-            // Only messages the cache holds are refreshed; the others arrive with later syncs.
-            // An edit never moves a message in time; a copy that does is malformed and skipped.
-            let held = try updated.filter {
-                try ChatStore.message(channelURL: channelURL, messageId: $0.messageId, in: db)?.createdAt == $0.createdAt
+            // Messages the cache holds are refreshed, and so are messages new to it inside a
+            // range it holds as complete (one added to history while the app was away);
+            // the others arrive with later syncs. An edit never moves a message in time; a
+            // copy that does is malformed and skipped.
+            let held = try updated.filter { message in
+                guard let cached = try ChatStore.message(channelURL: channelURL, messageId: message.messageId, in: db) else {
+                    return chunks.contains { $0.contains(message.sortKey) }
+                }
+                return cached.createdAt == message.createdAt
             }
             try ChatStore.upsertMessages(held, in: db)
             for id in logs.deletedMessageIds { _ = try ChatStore.deleteMessage(channelURL: channelURL, messageId: id, in: db) }
@@ -282,8 +363,9 @@ extension SyncEngine {
     private func syncAfterReconnect() async -> Bool {
         var complete = true
         do {
-            let hasToken = try store.syncToken(scope: ChatStore.channelTokenScope) != nil
-            if !channelViews.isEmpty || hasToken { complete = try await prepareChannelList() }
+            // Always, lists open or not: channels cached from real-time events before any
+            // token existed could never learn that they were left or deleted meanwhile.
+            complete = try await prepareChannelList()
         } catch {
             logger.warning("channel change logs after reconnecting failed: \(error)")
         }
@@ -295,7 +377,7 @@ extension SyncEngine {
                     complete = false
                     continue
                 }
-                if views(of: channelURL).contains(where: \.reachedNewest), !catchingUp.contains(channelURL) {
+                if views(of: channelURL).contains(where: { $0.reachedNewest || $0.isFresh }), !catchingUp.contains(channelURL) {
                     catchingUp.insert(channelURL)
                     defer { catchingUp.remove(channelURL) }
                     if try await !catchUp(channelURL) { complete = false }
@@ -337,10 +419,16 @@ extension SyncEngine {
     @discardableResult
     func catchUp(_ channelURL: String) async throws -> Bool {
         let epochAtStart = epoch
+        // Change logs first: views are about to be filled from the cache (§3.2).
+        guard try await prepareChannel(channelURL) else { return false }
         var fetched: [Int: Int] = [:]  // by view id
         while isOnline, epoch == epochAtStart {
             let loose = try views(of: channelURL).filter { try $0.reachedNewest && !isFollowingLive($0) }
             guard let view = loose.first else {
+                if channels[channelURL]?.liveEdge == nil, views(of: channelURL).contains(where: \.isFresh) {
+                    guard try await proveLive(channelURL, epoch: epochAtStart) else { return false }
+                    continue
+                }
                 try pumpLive(channelURL)
                 return true
             }
@@ -370,7 +458,9 @@ extension SyncEngine {
                 return false
             }
             fetched[view.id, default: 0] += gained
-            if page.hasNext, fetched[view.id, default: 0] > options.hugeGapThreshold {
+            // More than the threshold missing is a huge gap, whether or not more follow:
+            // the requests ask at most threshold + 1, so exactly that many is one too.
+            if fetched[view.id, default: 0] > options.hugeGapThreshold {
                 view.reachedNewest = false
                 view.emit(.hugeGapDetected)
                 let current = try chunks(of: channelURL)

@@ -17,6 +17,7 @@ extension SyncEngine {
         views[id] = MessageView(
             id: id, channelURL: channelURL, filter: filter, viewpoint: viewpoint, limit: limit,
             capacity: options.messageCollectionCapacity, continuation: continuation)
+        followNewest(channelURL)
         return (id, stream)
     }
 
@@ -53,7 +54,9 @@ extension SyncEngine {
     // MARK: Viewpoint
 
     func resetViewpoint(_ id: Int, to timestamp: Int64) throws {
-        try view(id).clearSucceeded(viewpoint: timestamp)
+        let view = try view(id)
+        view.clearSucceeded(viewpoint: timestamp)
+        followNewest(view.channelURL)
     }
 
     // MARK: Pending and failed lists
