@@ -110,12 +110,14 @@ struct CorrectnessRegressionTests {
         try await harness.server.update(messageId: edited.messageId, channelURL: Harness.channel, text: "edited away")
         await harness.server.setOnline(true, for: "alice")
         await harness.settle()
-        let (collection, recorder) = try await open(harness)
+        // A viewpoint inside the cached range: the page is served from the cache.
+        let viewpoint = all[195].createdAt
+        let (collection, recorder) = try await open(harness, viewpoint: viewpoint)
         _ = try await collection.fetchSucceededMessages(.previous)
         let shown = await collection.succeededMessages
         #expect(!shown.contains { $0.messageId == deleted.messageId })
         #expect(shown.first { $0.messageId == edited.messageId }?.text == "edited away")
-        #expect(shown == Array(await harness.serverMessages().suffix(50)))
+        #expect(shown == Array(await harness.serverMessages().filter { $0.createdAt <= viewpoint }.suffix(50)))
         await checkInvariants(collection, recorder)
         await harness.manager.close()
     }

@@ -22,6 +22,15 @@
 /// never in two lists or twice in one; the succeeded list is sorted by
 /// `(createdAt, messageId)` and never skips a matching message of the channel
 /// between its oldest and newest.
+///
+/// Live messages enter a collection at the newest edge: once a `.next` fetch returned
+/// `false`, or at viewpoint `.max` once its first page was read (offline, from the newest
+/// cached page; the reconnect then catches it up or reports a huge gap). A collection at
+/// `.max` that was never fetched follows too: when the channel is proven live (at the
+/// first message that arrives, or the reconnect) it takes in what the device learned of
+/// since it opened, at most a page, then every new message. Nothing is emitted before
+/// something happens in the channel or the app fetches; set a handler right after
+/// creating the collection, since it receives events from when it is set.
 public final class MessageCollection: Sendable {
     /// The channel this collection shows.
     public let channelURL: String
