@@ -1,0 +1,111 @@
+// MARK: - Real-time events: new, edited and deleted messages, channel changes
+
+extension SyncEngine {
+    func applyReceived(_ message: Message) {
+        let channelURL = message.channelURL
+        guard !channelURL.isEmpty, message.messageId > 0, Self.isPlausibleTime(message.createdAt) else {
+            logger.warning("ignoring a real-time message without a channel, an id or a plausible time")
+            return
+        }
+        var received = message
+        received.syncState = .synced
+        received.failure = nil
+        received.uploadProgress = nil
+        do {
+            try resolveArrival(&received)
+            if let live = channels[channelURL]?.liveEdge, received.sortKey > live {
+                try storeBatch([received], completing: Chunk(channelURL: channelURL, start: live, end: received.sortKey))
+                channels[channelURL]?.liveEdge = received.sortKey
+            } else if try channels[channelURL]?.liveEdge != nil || isCached(received.sortKey, in: channelURL) {
+                // Inside a range the cache holds as complete (a message dated in the past, or
+                // at an edit's time): it belongs there, or views read later would skip it.
+                try store.upsertMessages([received])
+                // A page requested before it arrived would take it out again as missing from
+                // its span: held, it is put back when that page is stored.
+                if channels[channelURL]?.liveCapableRequests ?? 0 > 0 { channels[channelURL]?.heldForLive.append(received) }
+            } else if channels[channelURL]?.liveCapableRequests ?? 0 > 0 {
+                channels[channelURL]?.heldForLive.append(received)
+            }
+            // Otherwise it is not cached: nothing proves the messages before it are, and
+            // a row outside every chunk could not be kept up to date. Syncs will bring it.
+            noteNewMessage(received)
+            if channels[channelURL]?.liveEdge == nil, views(of: channelURL).contains(where: \.isFresh) {
+                startCatchUp(channelURL)  // the fresh views get this message once the channel is proven live
+            }
+            let cached = try isCached(received.sortKey, in: channelURL)
+            for view in views(of: channelURL) where view.filter.matches(received) {
+                if cached, view.covers(received.sortKey, followingLive: try isFollowingLive(view)) {
+                    view.insert([received], growing: .next)
+                }
+                if received.senderId != userId { view.emit(.newMessage(received)) }
+            }
+        } catch {
+            logger.error("could not store a real-time message: \(error)")
+        }
+    }
+
+    func applyUpdated(_ messages: [Message]) {
+        for message in messages {
+            do {
+                if let index = channels[message.channelURL]?.heldForLive.firstIndex(where: { $0.messageId == message.messageId }),
+                    channels[message.channelURL]?.heldForLive[index].createdAt == message.createdAt
+                {
+                    channels[message.channelURL]?.heldForLive[index] = message
+                }
+                guard let cached = try store.message(channelURL: message.channelURL, messageId: message.messageId) else { continue }
+                guard cached.createdAt == message.createdAt else {
+                    logger.warning("ignoring an update that moves message \(message.messageId) in time")
+                    continue
+                }
+                var updated = message
+                updated.syncState = .synced
+                updated.failure = nil
+                updated.uploadProgress = nil
+                try store.upsertMessages([updated])
+                refreshViews(message.channelURL, with: [updated])
+                noteChangedMessage(channelURL: message.channelURL, messageId: message.messageId, now: updated)
+            } catch {
+                logger.error("could not apply an update: \(error)")
+            }
+        }
+    }
+
+    func applyDeleted(channelURL: String, messageIds: [Int64]) {
+        let deleted = Set(messageIds)
+        channels[channelURL]?.heldForLive.removeAll { deleted.contains($0.messageId) }
+        do {
+            try store.write { db in
+                for id in messageIds { _ = try ChatStore.deleteMessage(channelURL: channelURL, messageId: id, in: db) }
+            }
+        } catch {
+            logger.error("could not apply a deletion: \(error)")
+        }
+        for view in views(of: channelURL) { view.remove(messageIds: Set(messageIds)) }
+        for id in messageIds { noteChangedMessage(channelURL: channelURL, messageId: id, now: nil) }
+    }
+
+    func applyChannelChanged(_ channel: Channel) {
+        var channel = channel
+        do {
+            // A real-time channel event may carry an older last message than one already seen.
+            if let cached = try store.channel(channel.channelURL), let known = cached.lastMessage,
+                known.sortKey > (channel.lastMessage?.sortKey ?? .min)
+            {
+                channel.lastMessage = known
+            }
+            try store.upsertChannels([channel])
+        } catch {
+            logger.error("could not store a channel: \(error)")
+        }
+        reconcileChannelViews(channelURL: channel.channelURL, now: channel)
+        for view in views(of: channel.channelURL) { view.emit(.channelUpdated(channel)) }
+    }
+
+    func applyChannelRemoved(_ channelURL: String) {
+        do { try store.deleteChannel(channelURL) } catch { logger.error("could not drop a channel: \(error)") }
+        chunkCache[channelURL] = nil
+        channels[channelURL] = nil
+        reconcileChannelViews(channelURL: channelURL, now: nil)
+        for view in views(of: channelURL) { view.emit(.channelRemoved(channelURL)) }
+    }
+}
