@@ -74,9 +74,12 @@ extension SoakTests {
         _ = await eventually(turns: 2_000) {
             (try? manager.engine.store.outboxEntries().contains { $0.message.syncState == .syncing }) == true
         }
-        let inFlight = Set(((try? manager.engine.store.outboxEntries()) ?? []).filter { $0.message.syncState == .syncing }.map(\.reqId))
         for subject in subjects { await subject.model.collection.remove() }
         await manager.close()
+        // What was in flight, read from the file once the killed app can change it no more
+        // (the relaunched manager sends nothing before it resumes).
+        try await harness.reopen()
+        let inFlight = Set(try harness.outbox().filter { $0.message.syncState == .syncing }.map(\.reqId))
         await server.releaseRequests()
         // The killed app's sends reach the server before the relaunched app sends again
         // (one a fault turned away never arrives: then the wait runs out). Arriving later,
@@ -94,7 +97,6 @@ extension SoakTests {
         state.log.append("relaunch with \(channelURL) in flight; look-ups \(["lost", "failed", "half lost", "offline"][fault])")
         await server.setFaults(plan)
         if fault == 3 { await server.setOnline(false, for: "alice") }
-        try await harness.reopen()
         subjects = try await openSubjects(harness)
         state.running = true
         await harness.manager.resumeSync()
