@@ -289,10 +289,9 @@ extension SyncEngine {
         }
         if clean { return messages }
         var byId: [Int64: Message] = [:]
-        for var message in messages where message.channelURL == channelURL && message.messageId > 0 && isPlausibleTime(message.createdAt) {
-            message.syncState = .synced
-            message.uploadProgress = nil
-            message.failure = nil
+        for candidate in messages
+        where candidate.channelURL == channelURL && candidate.messageId > 0 && isPlausibleTime(candidate.createdAt) {
+            let message = candidate.asSynced
             if let existing = byId[message.messageId], existing.updatedAt > message.updatedAt { continue }
             byId[message.messageId] = message
         }

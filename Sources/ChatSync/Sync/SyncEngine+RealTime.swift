@@ -7,10 +7,7 @@ extension SyncEngine {
             logger.warning("ignoring a real-time message without a channel, an id or a plausible time")
             return
         }
-        var received = message
-        received.syncState = .synced
-        received.failure = nil
-        received.uploadProgress = nil
+        var received = message.asSynced
         do {
             try resolveArrival(&received)
             if let live = channels[channelURL]?.liveEdge, received.sortKey > live {
@@ -50,17 +47,14 @@ extension SyncEngine {
                 if let index = channels[message.channelURL]?.heldForLive.firstIndex(where: { $0.messageId == message.messageId }),
                     channels[message.channelURL]?.heldForLive[index].createdAt == message.createdAt
                 {
-                    channels[message.channelURL]?.heldForLive[index] = message
+                    channels[message.channelURL]?.heldForLive[index] = message.asSynced
                 }
                 guard let cached = try store.message(channelURL: message.channelURL, messageId: message.messageId) else { continue }
                 guard cached.createdAt == message.createdAt else {
                     logger.warning("ignoring an update that moves message \(message.messageId) in time")
                     continue
                 }
-                var updated = message
-                updated.syncState = .synced
-                updated.failure = nil
-                updated.uploadProgress = nil
+                let updated = message.asSynced
                 try store.upsertMessages([updated])
                 refreshViews(message.channelURL, with: [updated])
                 noteChangedMessage(channelURL: message.channelURL, messageId: message.messageId, now: updated)
