@@ -79,6 +79,9 @@ struct SoakTests {
                 try await server.post(.text("h\(index)"), from: Self.senders.randomElement(using: &random)!, to: channelURL)
             }
         }
+        // Refused texts are refused from the first step: a "bad" send of step 0 could
+        // otherwise reach the server before the step's plan is set.
+        await server.setFaults(FaultPlan(permanentErrorTexts: Self.badTexts))
         var subjects = try await openSubjects(harness)
         await harness.online()
         var state = SoakState()
