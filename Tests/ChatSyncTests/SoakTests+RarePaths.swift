@@ -97,7 +97,7 @@ extension SoakTests {
         state.log.append("relaunch with \(channelURL) in flight; look-ups \(["lost", "failed", "half lost", "offline"][fault])")
         await server.setFaults(plan)
         if fault == 3 { await server.setOnline(false, for: "alice") }
-        subjects = try await openSubjects(harness)
+        subjects = try await openSubjects(harness, failures: state.failures)
         state.running = true
         await harness.manager.resumeSync()
         await harness.settle()

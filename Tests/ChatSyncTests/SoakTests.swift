@@ -1,5 +1,6 @@
 import ChatSyncTesting
 import Foundation
+import Synchronization
 import Testing
 
 @testable import ChatSync
@@ -32,7 +33,8 @@ struct SoakTests {
     }
 
     /// One collection per channel plus a media-only one on the first, each with its pending and failed lists loaded.
-    func openSubjects(_ harness: Harness) async throws -> [Subject] {
+    func openSubjects(_ harness: Harness, failures: FailureLog) async throws -> [Subject] {
+        await harness.manager.engine.setFailureWitness { failures.record($0) }
         var plans = Self.channels.map { ($0, MessageFilter()) }
         plans.append((Harness.channel, MessageFilter(kinds: [.image])))
         var subjects: [Subject] = []
@@ -82,9 +84,9 @@ struct SoakTests {
         // Refused texts are refused from the first step: a "bad" send of step 0 could
         // otherwise reach the server before the step's plan is set.
         await server.setFaults(FaultPlan(permanentErrorTexts: Self.badTexts))
-        var subjects = try await openSubjects(harness)
-        await harness.online()
         var state = SoakState()
+        var subjects = try await openSubjects(harness, failures: state.failures)
+        await harness.online()
         let badTexts = Self.badTexts
         let context = { (step: Int, log: [String]) in
             "seed \(seed) (replay: SOAK_SEED=\(seed) swift test --filter Soak) policy \(policy) step \(step): \(log.suffix(8))"
@@ -159,7 +161,7 @@ struct SoakTests {
                 state.log.append("relaunch")
                 for subject in subjects { await subject.model.collection.remove() }
                 try await harness.relaunch()
-                subjects = try await openSubjects(harness)
+                subjects = try await openSubjects(harness, failures: state.failures)
                 state.running = true
                 await harness.manager.resumeSync()
             default:
@@ -181,6 +183,7 @@ struct SoakTests {
             await server.setFaults(plan)
             await harness.settle()
             for subject in subjects { state.everFailed.formUnion(subject.model.recorder.failedReqIds) }
+            state.everFailed.formUnion(state.failures.reqIds)
             try await check(harness, subjects, state: state, context: context(step, state.log))
         }
 
@@ -199,6 +202,8 @@ struct SoakTests {
         var sent: [Sent] = []
         var withdrawn: Set<String> = []  // cancelled or deleted by the app
         var everFailed: Set<String> = []  // these may leave their lane's order
+        /// Every message the engine failed, in a channel with a view or not.
+        let failures = FailureLog()
         var online = true
         var running = true
         var faulty = false
@@ -275,7 +280,18 @@ struct SoakTests {
             for lane in SendLane.allCases {
                 let order = state.sent.filter { $0.channelURL == channelURL && $0.lane == lane && !state.everFailed.contains($0.reqId) }
                     .compactMap { arrival[$0.reqId] }
-                #expect(order == order.sorted(), "lane \(lane) of \(channelURL) out of order: \(context)")
+                if order != order.sorted() {
+                    // Which messages, how often each reached the server, and where each is now.
+                    let sends = await harness.server.sendLog.map(\.reqId)
+                    let detail = state.sent.filter { $0.channelURL == channelURL && $0.lane == lane }.map { sent in
+                        let entry = outbox.first { $0.reqId == sent.reqId }
+                        let position = arrival[sent.reqId].map(String.init) ?? "-"
+                        let now = entry.map { "\($0.message.syncState) in the outbox" } ?? "not in the outbox"
+                        return "\(sent.reqId) at \(position), sent \(sends.count { $0 == sent.reqId }) times, \(now)"
+                    }
+                    let lines = detail.joined(separator: "\n")
+                    Issue.record("lane \(lane) of \(channelURL) out of order: \(context)\n\(lines)")
+                }
             }
         }
         if state.online && state.running {
@@ -329,4 +345,12 @@ struct SoakTests {
         }
         #expect(outbox.allSatisfy { $0.message.syncState == .failed }, "nothing left pending: \(context)")
     }
+}
+
+/// The request ids of every message the engine failed, told by its failure witness:
+/// a view sees only the failures of its own channel, and the soak closes views.
+final class FailureLog: Sendable {
+    private let storage = Mutex<Set<String>>([])
+    func record(_ reqId: String) { storage.withLock { _ = $0.insert(reqId) } }
+    var reqIds: Set<String> { storage.withLock { $0 } }
 }

@@ -54,7 +54,8 @@ extension SyncEngine {
             guard !isClosed else { return false }
             try resolveSent(reqId: reqId, sent: sent)
         } catch let error as SyncManagerError {
-            logger.error("the outbox could not record the state of \(reqId): \(error)")
+            // Closed while the request was out: the store is gone and the relaunch asks.
+            if !isClosed { logger.error("the outbox could not record the state of \(reqId): \(error)") }
             return false
         } catch {
             await handleSendError(reqId: reqId, error, epochAtStart: epochAtStart)

@@ -185,6 +185,7 @@ extension SyncEngine {
     func fail(_ entry: OutboxEntry, failure: SyncFailure, enforcingLimits: Bool = true) throws {
         var entry = entry
         let wasFailed = entry.isInFailedList
+        failureWitness?(entry.reqId)
         let manual = manualResends.remove(entry.reqId) != nil
         entry.message.syncState = .failed
         entry.message.failure = failure

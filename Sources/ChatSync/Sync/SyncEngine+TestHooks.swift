@@ -28,6 +28,9 @@ extension SyncEngine {
         for listener in activityListeners.values { listener.yield() }
     }
 
+    /// Sets ``failureWitness``.
+    func setFailureWitness(_ witness: (@Sendable (String) -> Void)?) { failureWitness = witness }
+
     /// Whether the view with `id` follows the channel's live edge (live messages enter it).
     func isFollowingLive(viewId id: Int) -> Bool {
         guard let view = views[id] else { return false }

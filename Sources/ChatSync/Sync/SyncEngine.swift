@@ -54,6 +54,10 @@ actor SyncEngine {
     private var restoredAutomaticResends = false
     /// Request ids being resent by the app (not by the automatic policy).
     var manualResends: Set<String> = []
+    /// Told the request id of every message that enters the failed state, whether or not
+    /// a collection shows its channel: the soak uses it to know which messages may leave
+    /// their lane's order. `nil` in apps.
+    var failureWitness: (@Sendable (String) -> Void)?
     /// Messages this device sent that synced lately, so `message(reqId:)` can answer
     /// even when no collection has cached them; the oldest are forgotten past 1,000.
     var recentlySynced: [String: Message] = [:]
