@@ -10,7 +10,7 @@
 // the others in order, waits until its outbox is empty, prints "DONE" and exits 0.
 // Every failure the library reports is printed as "FAILED <text>", so the test knows
 // which messages may have left their lane's order (API.md §4.3: a resent message joins
-// its lane's tail).
+// its lane's tail); a message the failed list's limits drop is printed as "DROPPED <text>".
 import ChatServerClient
 import ChatSync
 import Foundation
@@ -27,8 +27,15 @@ final class FailureReporter: MessageCollectionHandler {
         _ c: MessageCollection, didReceive action: MessageEventAction, failedMessages: [Message],
         reason: FailedMessageEventActionReason
     ) {
-        guard action == .insert || action == .update else { return }
-        for message in failedMessages { say("FAILED \(message.text)") }
+        switch (action, reason) {
+        case (.insert, _), (.update, _):
+            for message in failedMessages { say("FAILED \(message.text)") }
+        case (.remove, .removeExceededMaxCount), (.remove, .removeRetentionExpired):
+            // The failed list's limits dropped a message: the soak must hear of it.
+            for message in failedMessages { say("DROPPED \(message.text) \(reason)") }
+        default:
+            break
+        }
     }
 }
 
@@ -50,6 +57,10 @@ options.messageResendPolicy = .automatic
 options.automaticMessageResendRetryCount = 50
 options.sendRetryInterval = .milliseconds(50)
 options.sendRetryLimit = 20
+// The soak proves delivery, not the failed list's cap: under a loaded machine more than
+// the default 20 messages can wait for their automatic resend at once, and the cap
+// would drop the oldest of them (reported as DROPPED).
+options.maxFailedMessageCountPerChannel = 1_000
 let service = HTTPChatService(baseURL: baseURL, token: token, timeout: .seconds(5), maxBackoff: .milliseconds(200))
 let manager = try await SyncManager(userId: "alice", service: service, databasePath: databasePath, options: options)
 await manager.resumeSync()

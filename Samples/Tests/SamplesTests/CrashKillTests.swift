@@ -83,18 +83,22 @@ struct CrashKillTests {
 
         var random = SeededGenerator(seed: Self.seed)
         var everFailed: Set<String> = []
+        var dropped: [String] = []
         var killsLanded = 0
         var log: [String] = []
         for round in 0..<Self.kills {
             let delay = Duration.milliseconds(Int.random(in: 40...440, using: &random))
             let run = try await runHelper(arguments, killAfter: delay)
             everFailed.formUnion(run.lines.filter { $0.hasPrefix("FAILED ") }.map { String($0.dropFirst(7)) })
+            dropped += run.lines.filter { $0.hasPrefix("DROPPED ") }
             let accepted = run.lines.filter { $0.hasPrefix("ACCEPTED ") }.count
             log.append("#\(round) \(delay): \(run.killed ? "killed" : "exit \(run.exitStatus)") after \(accepted) accepted")
             if run.killed { killsLanded += 1 } else { #expect(run.exitStatus == 0, "the helper failed: \(run.lines.suffix(5))") }
         }
         let last = try await runHelper(arguments, killAfter: nil)
         everFailed.formUnion(last.lines.filter { $0.hasPrefix("FAILED ") }.map { String($0.dropFirst(7)) })
+        dropped += last.lines.filter { $0.hasPrefix("DROPPED ") }
+        #expect(dropped.isEmpty, "the failed list's limits dropped messages: \(dropped)")
         #expect(last.lines.last == "DONE", "the last run finished: \(last.lines.suffix(5)); \(log)")
         #expect(killsLanded >= Self.kills * 2 / 3, "most kills landed while the helper ran: \(log)")
 
