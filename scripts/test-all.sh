@@ -31,7 +31,7 @@ python3 scripts/check-readme.py
 
 echo "== swift format lint --strict"
 swift format lint --strict -r Sources Tests Package.swift Samples/Sources Samples/Tests Samples/Package.swift \
-    Benchmarks/Sources Benchmarks/Package.swift
+    Benchmarks/Sources Benchmarks/Package.swift Matrix/Sources Matrix/Tests Matrix/Package.swift
 
 check_package .
 
@@ -67,3 +67,9 @@ echo "== the demo runs to the end"
 swift run --package-path Samples chat-demo > "$log" 2>&1 || { cat "$log"; echo "FAIL: chat-demo"; exit 1; }
 grep -q "^Done in" "$log" || { cat "$log"; echo "FAIL: chat-demo did not finish its story"; exit 1; }
 tail -3 "$log"
+
+# ChatSyncMatrix against a real Synapse on loopback: the script installs Synapse from
+# PyPI into a git-ignored virtual environment; the tests start and stop their servers.
+echo "== Matrix: Synapse from PyPI"
+bash Matrix/scripts/synapse.sh install
+check_package Matrix
