@@ -17,11 +17,16 @@ struct MatrixHTTP: Sendable {
     /// How long one call may take (a `/sync` long poll adds its own timeout).
     var timeout: TimeAmount = .seconds(30)
 
-    /// Percent-encodes one path segment (room and event ids hold `!`, `$`, `:`).
-    static func segment(_ value: String) -> String {
+    /// The characters a path segment or a query value keeps as they are (RFC 3986 unreserved).
+    static let unreserved: CharacterSet = {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
-        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+        return allowed
+    }()
+
+    /// Percent-encodes one path segment (room and event ids hold `!`, `$`, `:`).
+    static func segment(_ value: String) -> String {
+        value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? value
     }
 
     /// Makes a call and decodes its JSON answer.
@@ -84,9 +89,7 @@ struct MatrixHTTP: Sendable {
 
     private func url(_ path: String, _ query: [(String, String)]) -> String {
         guard !query.isEmpty else { return baseURL + path }
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        let pairs = query.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0.1)" }
+        let pairs = query.map { "\($0.0)=\(Self.segment($0.1))" }
         return baseURL + path + "?" + pairs.joined(separator: "&")
     }
 }
