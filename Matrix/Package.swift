@@ -32,14 +32,21 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        // A local Synapse for the tests and the demo: not a product.
+        .target(
+            name: "SynapseHarness",
+            dependencies: [
+                "ChatSyncMatrix", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "matrix-demo",
+            dependencies: ["ChatSyncMatrix", "SynapseHarness", .product(name: "ChatSync", package: root)]
+        ),
         .testTarget(
             name: "ChatSyncMatrixTests",
-            dependencies: [
-                "ChatSyncMatrix", .product(name: "ChatSync", package: root),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]
+            dependencies: ["ChatSyncMatrix", "SynapseHarness", .product(name: "ChatSync", package: root)]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -73,3 +73,8 @@ tail -3 "$log"
 echo "== Matrix: Synapse from PyPI"
 bash Matrix/scripts/synapse.sh install
 check_package Matrix
+
+echo "== Matrix: the demo runs to the end against its own Synapse"
+swift run --package-path Matrix matrix-demo > "$log" 2>&1 || { cat "$log"; echo "FAIL: matrix-demo"; exit 1; }
+grep -q "^Done$" "$log" || { cat "$log"; echo "FAIL: matrix-demo did not finish its story"; exit 1; }
+tail -3 "$log"

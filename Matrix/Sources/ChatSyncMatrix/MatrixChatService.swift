@@ -30,7 +30,11 @@ public final class MatrixChatService: ChatService {
     public let userId: String
     /// The device this service acts as.
     public let deviceId: String
-    let accessToken: String
+    /// The session's access token: keep it (in the keychain) with ``deviceId`` and pass
+    /// both to ``init(homeserver:userId:accessToken:deviceId:eventIdsPath:client:lookUpDepth:logger:)``
+    /// at the next launch, so that the relaunch reconciliation finds this device's
+    /// transaction ids.
+    public let accessToken: String
     let http: MatrixHTTP
     let ids: MatrixEventIds
     let logger: Logger

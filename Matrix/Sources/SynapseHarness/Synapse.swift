@@ -1,68 +1,78 @@
 import AsyncHTTPClient
-import ChatSync
+import ChatSyncMatrix
 import Foundation
-import NIOCore
-import NIOHTTP1
-
-@testable import ChatSyncMatrix
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
 /// A real Synapse on 127.0.0.1, in a directory of its own: started from the virtual
-/// environment `scripts/synapse.sh install` made, stopped (or killed) by the test.
-final class Synapse: Sendable {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+/// environment `scripts/synapse.sh install` made, stopped (or killed and restarted) by
+/// its owner, the tests or the demo.
+public final class Synapse: Sendable {
+    /// The `Matrix/` package's directory.
+    public static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
     static let venv = packageRoot.appendingPathComponent(".synapse/venv")
 
-    let directory: URL
-    let port: Int
-    let process: Process
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    /// Whether `scripts/synapse.sh install` has run.
+    public static var isInstalled: Bool {
+        FileManager.default.fileExists(atPath: venv.appendingPathComponent("bin/python").path)
+    }
+
+    /// The homeserver's files: configuration, database, logs.
+    public let directory: URL
+    /// The loopback port it listens on.
+    public let port: Int
+    /// The running process; a restart replaces it.
+    private let current: Mutex<Process>
+    /// The base URL of its client API.
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
     var configPath: String { directory.appendingPathComponent("homeserver.yaml").path }
 
     private init(directory: URL, port: Int, process: Process) {
         self.directory = directory
         self.port = port
-        self.process = process
+        current = Mutex(process)
     }
 
     /// Configures and starts a new homeserver, and waits until it answers.
-    static func start() async throws -> Synapse {
-        guard FileManager.default.fileExists(atPath: venv.appendingPathComponent("bin/python").path) else {
-            throw SynapseError("Synapse is not installed: run Matrix/scripts/synapse.sh install")
-        }
+    public static func start() async throws -> Synapse {
+        guard isInstalled else { throw SynapseError("Synapse is not installed: run Matrix/scripts/synapse.sh install") }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("synapse-\(UUID().uuidString)")
         let port = try freePort()
         try run(packageRoot.appendingPathComponent("scripts/synapse.sh").path, ["config", directory.path, String(port)])
-        return try await launch(directory: directory, port: port)
+        let server = Synapse(directory: directory, port: port, process: try launch(in: directory))
+        try await server.waitUntilAnswering()
+        return server
     }
 
-    /// Starts the homeserver again on the same database and port (after ``kill()``).
-    func restart() async throws -> Synapse {
-        try await Self.launch(directory: directory, port: port)
+    /// Starts the homeserver again on the same database and port, after ``kill()``.
+    public func restart() async throws {
+        let process = try Self.launch(in: directory)
+        current.withLock { $0 = process }
+        try await waitUntilAnswering()
     }
 
-    private static func launch(directory: URL, port: Int) async throws -> Synapse {
+    private static func launch(in directory: URL) throws -> Process {
         let process = Process()
         process.executableURL = venv.appendingPathComponent("bin/python")
         process.arguments = ["-m", "synapse.app.homeserver", "-c", directory.appendingPathComponent("homeserver.yaml").path]
         process.currentDirectoryURL = directory
         let log = directory.appendingPathComponent("stdout.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        if !FileManager.default.fileExists(atPath: log.path) { _ = FileManager.default.createFile(atPath: log.path, contents: nil) }
         let handle = try FileHandle(forWritingTo: log)
+        handle.seekToEndOfFile()
         process.standardOutput = handle
         process.standardError = handle
         try process.run()
-        let server = Synapse(directory: directory, port: port, process: process)
-        try await server.waitUntilAnswering()
-        return server
+        return process
     }
 
     /// Polls `/versions` until the homeserver answers (bounded: two minutes).
     private func waitUntilAnswering() async throws {
+        let process = current.withLock { $0 }
         let deadline = ContinuousClock.now + .seconds(120)
         while ContinuousClock.now < deadline {
             guard process.isRunning else {
@@ -80,21 +90,23 @@ final class Synapse: Sendable {
     }
 
     /// Registers a user by the shared secret.
-    func register(_ user: String, password: String = "secret") throws {
+    public func register(_ user: String, password: String = "secret") throws {
         try Self.run(
             Self.venv.appendingPathComponent("bin/register_new_matrix_user").path,
             ["-c", configPath, "-u", user, "-p", password, "--no-admin", baseURL])
     }
 
-    /// Logs a user in (a new device unless `deviceId` names one).
-    func login(_ user: String, deviceId: String? = nil, eventIdsPath: String? = nil) async throws -> MatrixChatService {
+    /// Logs a user in with the password ``register(_:password:)`` gave (a new device
+    /// unless `deviceId` names one).
+    public func login(_ user: String, deviceId: String? = nil, eventIdsPath: String? = nil) async throws -> MatrixChatService {
         try await MatrixChatService.login(
             homeserver: baseURL, user: user, password: "secret", deviceId: deviceId, eventIdsPath: eventIdsPath)
     }
 
     /// Stops the homeserver as an administrator would (SIGTERM), and kills it when it
     /// has not exited ten seconds later: Synapse waits for open long polls on SIGTERM.
-    func stop() async {
+    public func stop() async {
+        let process = current.withLock { $0 }
         guard process.isRunning else { return }
         process.terminate()
         let deadline = ContinuousClock.now + .seconds(10)
@@ -102,20 +114,21 @@ final class Synapse: Sendable {
         kill()
     }
 
-    /// Kills the homeserver with SIGKILL, as a crash would.
-    func kill() {
+    /// Kills the homeserver with SIGKILL, as a crash or a power cut would.
+    public func kill() {
+        let process = current.withLock { $0 }
         guard process.isRunning else { return }
         Glibc.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 
     /// Stops the homeserver and removes its files.
-    func cleanUp() async {
+    public func cleanUp() async {
         await stop()
         try? FileManager.default.removeItem(at: directory)
     }
 
-    private static func run(_ executable: String, _ arguments: [String]) throws {
+    static func run(_ executable: String, _ arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -152,27 +165,11 @@ final class Synapse: Sendable {
     }
 }
 
-/// Why the test homeserver could not be used.
-struct SynapseError: Error, CustomStringConvertible {
-    var description: String
+/// Why the local homeserver could not be used.
+public struct SynapseError: Error, CustomStringConvertible {
+    public var description: String
     init(_ description: String) { self.description = description }
-}
 
-extension MatrixChatService {
-    /// Creates a room with a name and members, who join it at once (test set-up).
-    func createRoom(name: String, joining others: [MatrixChatService]) async throws -> String {
-        struct Created: Decodable {
-            var roomId: String
-            enum CodingKeys: String, CodingKey { case roomId = "room_id" }
-        }
-        let body: JSONValue = .object([
-            "name": .string(name), "preset": .string("private_chat"),
-            "invite": .array(others.map { .string($0.userId) }),
-        ])
-        let room = try await call(.POST, "/_matrix/client/v3/createRoom", json: body, as: Created.self).roomId
-        for other in others {
-            _ = try await other.call(.POST, "/_matrix/client/v3/join/\(MatrixHTTP.segment(room))", json: .object([:]), as: JSONValue.self)
-        }
-        return room
-    }
+    /// Something awaited did not happen in time.
+    public static func timedOut(_ what: String) -> SynapseError { SynapseError("timed out waiting for \(what)") }
 }
