@@ -46,7 +46,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ChatSyncMatrixTests",
-            dependencies: ["ChatSyncMatrix", "SynapseHarness", .product(name: "ChatSync", package: root)]
+            dependencies: [
+                "ChatSyncMatrix", "SynapseHarness", .product(name: "ChatSync", package: root),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]
