@@ -4,16 +4,6 @@ import Testing
 
 @testable import ChatSync
 
-/// Lets background tasks run until `condition` holds, without any clock: a bounded
-/// number of scheduler turns, so a test that waits for an event can never hang.
-func eventually(turns: Int = 200_000, _ condition: () async -> Bool) async -> Bool {
-    for _ in 0..<turns {
-        if await condition() { return true }
-        await Task.yield()
-    }
-    return await condition()
-}
-
 @Suite("Lifecycle")
 struct LifecycleTests {
     @Test func everyThrowingCallThrowsClosedAfterClose() async throws {

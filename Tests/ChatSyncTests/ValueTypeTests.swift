@@ -3,8 +3,8 @@ import Testing
 
 @testable import ChatSync
 
-@Suite("Model")
-struct ModelTests {
+@Suite("Value types")
+struct ValueTypeTests {
     private func roundTrip<T: Codable & Equatable>(_ value: T) throws {
         let data = try JSONEncoder().encode(value)
         #expect(try JSONDecoder().decode(T.self, from: data) == value)
