@@ -27,7 +27,7 @@ final class ChannelRecorder: Sendable {
         #expect(await eventually { self.events.count >= emitted }, sourceLocation: sourceLocation)
     }
 
-    /// The list the events build (API.md §5), sorted by the query's order.
+    /// The list the events build (Guarantees: Channel list), sorted by the query's order.
     func replay() -> [Channel] {
         var list: [Channel] = []
         for case .channels(let action, let channels) in events {
@@ -277,7 +277,7 @@ struct ChannelCollectionTests {
             #expect(Set(channels.map(\.channelURL)).count == channels.count, "seed \(seed): no duplicates")
             #expect(channels.allSatisfy(query.matches), "seed \(seed): filtered")
         }
-        // Fetching to the end, online, gives every channel the server has for alice (§5),
+        // Fetching to the end, online, gives every channel the server has for alice (Guarantees: Channel list),
         // however channels moved across the pages' cursor meanwhile.
         if !running { await harness.manager.resumeSync() }
         await harness.settle()

@@ -129,7 +129,7 @@ final class EventRecorder: MessageCollectionHandler {
         events.compactMap { if case .succeeded(let a, let m) = $0 { (a, m) } else { nil } }
     }
 
-    /// The three lists the events build, by the replay rules of API.md §3.3.
+    /// The three lists the events build, by the replay rules of Docs/Guarantees.md (Collection events).
     func replay() -> (succeeded: [Message], pending: [Message], failed: [Message]) {
         var succeeded: [Message] = []
         var pending: [Message] = []
@@ -180,7 +180,7 @@ struct ModelSubject {
     }
 }
 
-/// Checks the event guarantees of API.md §3.3 on a collection; answers its succeeded list.
+/// Checks the guarantees of Docs/Guarantees.md (Collection events) on a collection; answers its succeeded list.
 @discardableResult
 func checkInvariants(
     _ collection: MessageCollection, _ recorder: EventRecorder,

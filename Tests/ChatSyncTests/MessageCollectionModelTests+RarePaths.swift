@@ -17,7 +17,7 @@ extension SimulatedChatServer {
 struct RarePaths {
     /// The gap threshold the model test configures.
     static let threshold = 25
-    /// Views at the newest edge (§3.2), by collection id: the server's newest message key
+    /// Views at the newest edge (Guarantees: Live updates and reconnect), by collection id: the server's newest message key
     /// when they got there. Every later message that becomes the channel's newest must
     /// reach them (one dated before that key is history, not news).
     var following: [Int: MessageKey] = [:]
@@ -157,7 +157,7 @@ struct RarePaths {
             let id = subject.collection.id
             guard let watermark = following[id] else { continue }
             if subject.recorder.gapReports > 0 {
-                // Told of a gap: the view stopped following, as §3.6 says; the app would reset it.
+                // Told of a gap: the view stopped following, as Docs/Guarantees.md (Gaps) says; the app would reset it.
                 following[id] = nil
                 continue
             }

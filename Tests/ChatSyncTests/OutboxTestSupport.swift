@@ -147,7 +147,7 @@ extension Harness {
     /// still reach the server does.
     func resendFailedAndSettle(retryableOnly: Bool, extraEvents: (() async -> Int)? = nil) async throws {
         for _ in 0..<3 {
-            // The host resends its own messages through its SDK (§3.5): the app cannot.
+            // The host resends its own messages through its SDK (Guarantees: Host-sent messages): the app cannot.
             for entry in try outbox() where entry.message.syncState == .failed && entry.origin == .outbox {
                 guard !retryableOnly || entry.message.failure?.isRetryable == true else { continue }
                 _ = try await manager.resendMessage(reqId: entry.reqId)

@@ -104,7 +104,7 @@ extension SoakTests {
         if fault == 3 { await server.setOnline(state.online, for: "alice") }
     }
 
-    /// A message the host sends through its own SDK (§3.5): appended as pending, sent by
+    /// A message the host sends through its own SDK (Guarantees: Host-sent messages): appended as pending, sent by
     /// the host, its answer handed over before or after the real-time copy, which may
     /// lack the `reqId`.
     private func hostSend(

@@ -9,7 +9,7 @@ import Testing
 /// once, mixing alice's sends, cancels, resends, own edits and deletions with other
 /// users' traffic, fault plans (failed requests, lost responses), offline periods,
 /// pauses, viewpoint resets and relaunches on the same file. After every step the
-/// guarantees of API.md §3.3 and §4 are checked; at the end, every message alice sent
+/// guarantees of Docs/Guarantees.md (Collection events, Outbox and order) are checked; at the end, every message alice sent
 /// is on the server exactly once unless its policy says it failed or was dropped.
 ///
 /// A failing schedule names its seed; `SOAK_SEED=N swift test --filter Soak` replays it alone.
@@ -208,7 +208,7 @@ struct SoakTests {
         var running = true
         var faulty = false
         var log: [String] = []
-        /// Host-sent messages (§3.5) the host's own SDK stored on the server.
+        /// Host-sent messages (see Guarantees) the host's own SDK stored on the server.
         var hostStored: Set<String> = []
     }
 

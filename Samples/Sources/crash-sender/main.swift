@@ -9,7 +9,7 @@
 // already accepted: those in its outbox (pending or failed) or on the server. It sends
 // the others in order, waits until its outbox is empty, prints "DONE" and exits 0.
 // Every failure the library reports is printed as "FAILED <text>", so the test knows
-// which messages may have left their lane's order (API.md §4.3: a resent message joins
+// which messages may have left their lane's order (Guarantees: Failure, retries and resend policy: a resent message joins
 // its lane's tail); a message the failed list's limits drop is printed as "DROPPED <text>".
 import ChatServerClient
 import ChatSync

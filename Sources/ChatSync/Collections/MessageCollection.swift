@@ -132,7 +132,7 @@ public final class MessageCollection: Sendable {
         get async { await engine.succeededMessages(id).count }
     }
 
-    // MARK: - Messages the host sends itself (§3.5)
+    // MARK: - Messages the host sends itself (Guarantees: Host-sent messages)
 
     /// Shows a message the app is sending through its own SDK as pending
     /// (`.pending(.insert)`). Its `reqId` must be set; ChatSync never sends it, only

@@ -33,7 +33,7 @@ final class MessageView {
     var reachedNewest = false
     /// A view at `.max` that holds nothing, has never been fetched and is not being
     /// fetched: it stands at the newest edge, so live messages enter it once the channel
-    /// is live (§3.2). (A running fetch places the view itself.)
+    /// is live (Guarantees: Live updates and reconnect). (A running fetch places the view itself.)
     var isFresh: Bool {
         viewpoint == .max && lowerBound == nil && upperBound == nil && !reachedNewest && succeeded.isEmpty
             && fetching.isEmpty

@@ -3,7 +3,7 @@
 extension SyncEngine {
     // MARK: Failing
 
-    /// Applies the resend policy to a message that could not be sent (§4.3).
+    /// Applies the resend policy to a message that could not be sent (Guarantees: Failure, retries and resend policy).
     ///
     /// - Parameter enforcingLimits: `false` when the caller fails many messages at once
     ///   and applies the failed-message limits once afterwards.

@@ -1,4 +1,4 @@
-// MARK: - Messages the host sends through its own SDK (§3.5)
+// MARK: - Messages the host sends through its own SDK (Guarantees: Host-sent messages)
 
 extension SyncEngine {
     func appendHostMessage(_ message: Message, toViewOf id: Int) throws {

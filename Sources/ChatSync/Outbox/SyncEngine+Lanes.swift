@@ -20,7 +20,7 @@ extension SyncEngine {
         while isOnline {
             let entries = (try? store.outboxEntries(channelURL: lane.channelURL, lane: lane.lane, states: Self.pendingStates)) ?? []
             guard let head = entries.first(where: { $0.origin == .outbox }) else { return }
-            // A message in flight when the app last stopped is asked about first (§4.5).
+            // A message in flight when the app last stopped is asked about first (Guarantees: Relaunch).
             if awaitingReconciliation.contains(head.reqId) { return }
             guard await attempt(head) else { return }
         }

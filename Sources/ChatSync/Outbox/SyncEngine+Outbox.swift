@@ -13,7 +13,7 @@ extension SyncEngine {
     ///
     /// - Parameter entering: the entry joins a list now (a new message, or one that just
     ///   failed): views that do not hold it yet add it. Otherwise only views that hold
-    ///   it are updated (§3.3a: older entries join through fetchPending/FailedMessages).
+    ///   it are updated (Guarantees: Pending and failed lists; older entries join through fetchPending/FailedMessages).
     func present(_ entry: OutboxEntry, entering: Bool = false, reason: FailedMessageEventActionReason = .none) {
         for view in views(of: entry.channelURL) where view.filter.matches(entry.message) {
             if entry.isInFailedList {

@@ -1,4 +1,4 @@
-// MARK: - Relaunch reconciliation (§4.5)
+// MARK: - Relaunch reconciliation (Guarantees: Relaunch)
 
 extension SyncEngine {
     /// Asks the service, by request id and in batches of 100 per channel, about the
@@ -11,7 +11,7 @@ extension SyncEngine {
     /// wait behind a message whose fate is unknown, so this must end: after
     /// ``syncRetryLimit`` unanswered tries the messages still unknown fail as if not
     /// found (retryable), and their resend policy takes over. Resending is safe: the
-    /// service answers a repeated request id with what it stored (§4.4).
+    /// service answers a repeated request id with what it stored (Guarantees: Exactly once).
     func reconcileRelaunch(attempt: Int = 0) async {
         guard isOnline, !awaitingReconciliation.isEmpty else { return }
         let epochAtStart = epoch

@@ -22,7 +22,7 @@ public struct ChatServiceError: Error, Sendable, Hashable, CustomStringConvertib
         /// The answer could not be decoded.
         public static let badResponse = Code(rawValue: -3)
         /// The app stopped before the service confirmed the message, and the service could
-        /// not tell afterwards whether it has it (relaunch reconciliation, API.md §4.5).
+        /// not tell afterwards whether it has it (relaunch reconciliation, Guarantees: Relaunch).
         /// Resending is safe: a repeated `reqId` is the same message.
         public static let unconfirmed = Code(rawValue: -4)
         /// The request is malformed or refused as invalid.

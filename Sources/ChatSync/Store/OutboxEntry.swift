@@ -1,6 +1,6 @@
 /// A message in the outbox (pending or failed) with the bookkeeping of its sending.
 struct OutboxEntry: Sendable, Hashable {
-    /// Who sends it: ChatSync itself, or the host through its own SDK (§3.5),
+    /// Who sends it: ChatSync itself, or the host through its own SDK (Guarantees: Host-sent messages),
     /// in which case ChatSync only resolves it and never sends it.
     enum Origin: String, Sendable {
         case outbox

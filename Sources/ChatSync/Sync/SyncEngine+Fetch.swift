@@ -13,7 +13,7 @@ extension SyncEngine {
         defer { view.fetching.remove(direction) }
         let generation = view.generation
         if canReachService, channels[view.channelURL]?.changeLogsEpoch != epoch {
-            // The channel's change logs come first (§3.2): when no view was open at the
+            // The channel's change logs come first (Guarantees: Live updates and reconnect): when no view was open at the
             // reconnect nobody applied them, and the cache would serve deleted and stale
             // messages as complete. Unanswered, the cache is served as offline and the
             // retry applies them later.

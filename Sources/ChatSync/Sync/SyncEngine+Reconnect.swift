@@ -69,7 +69,7 @@ extension SyncEngine {
     @discardableResult
     func catchUp(_ channelURL: String) async throws -> Bool {
         let epochAtStart = epoch
-        // Change logs first: views are about to be filled from the cache (§3.2).
+        // Change logs first: views are about to be filled from the cache (Guarantees: Live updates and reconnect).
         guard try await prepareChannel(channelURL) else { return false }
         var fetched: [Int: Int] = [:]  // by view id
         while isOnline, epoch == epochAtStart {

@@ -48,7 +48,7 @@ actor SyncEngine {
     /// while the channel was live: they stay pending in views until the echo puts them
     /// in the cache at their place, so they never flicker or leave a hole.
     var awaitingEcho: [String: Message] = [:]
-    /// Pending messages of an earlier run whose fate the service must be asked (§4.5).
+    /// Pending messages of an earlier run whose fate the service must be asked (Guarantees: Relaunch).
     var awaitingReconciliation: Set<String> = []
     /// Whether the automatic resends of an earlier run were scheduled again (first resume).
     private var restoredAutomaticResends = false
@@ -76,7 +76,7 @@ actor SyncEngine {
         self.options = options
         self.userId = userId
         // A relaunch: what was in flight, and what the host appended, is asked of the
-        // service by request id before anything else is sent (§4.5).
+        // service by request id before anything else is sent (Guarantees: Relaunch).
         awaitingReconciliation = Set(
             try store.outboxEntries(states: [.created, .uploading, .syncing])
                 .filter { $0.message.syncState != .created || $0.origin == .host }
