@@ -129,7 +129,7 @@ extension SyncEngine {
             return
         }
         withdraw(entry, reason: .removeResendSucceeded)
-        if try isCached(sent.sortKey, in: channelURL) {
+        if try isInCompleteRange(sent.sortKey, in: channelURL) {
             try store.upsertMessages([sent])
             refreshViews(channelURL, with: [sent])
         }

@@ -43,7 +43,9 @@ extension SyncEngine {
                 let batch = Array(channelEntries[start..<min(start + 100, channelEntries.count)])
                 let reqIds = batch.map(\.reqId)
                 do {
-                    guard let found = try await request({ try await $0.lookUpMessages(channelURL: channelURL, reqIds: reqIds) })
+                    guard
+                        let found = try await requestUnlessTransient({ try await $0.lookUpMessages(channelURL: channelURL, reqIds: reqIds) }
+                        )
                     else { return false }
                     try settleLookUp(batch, found: found)
                 } catch {

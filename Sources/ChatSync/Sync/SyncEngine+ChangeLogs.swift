@@ -3,19 +3,23 @@
 extension SyncEngine {
     /// Applies the channel's change logs since its stored token, once per connection
     /// epoch, or fetches a first token. Answers `false` when the service could not be reached.
-    func prepareChannel(_ channelURL: String) async throws -> Bool {
+    func applyChangeLogsIfDue(_ channelURL: String) async throws -> Bool {
         if channels[channelURL]?.changeLogsEpoch == epoch { return true }
         let epochAtStart = epoch
         let scope = ChatStore.messageTokenScope(channelURL)
         let limit = options.syncBatchSize
         var token = try store.syncToken(scope: scope)
         if token == nil {
-            let first = try await request { try await $0.messageChangeLogs(channelURL: channelURL, token: nil, limit: limit) }
+            let first = try await requestUnlessTransient {
+                try await $0.messageChangeLogs(channelURL: channelURL, token: nil, limit: limit)
+            }
             guard let first, !isClosed else { return false }
             if try store.syncToken(scope: scope) == nil { try store.setSyncToken(first.token, scope: scope) }
         } else {
             while let since = token {
-                let logs = try await request { try await $0.messageChangeLogs(channelURL: channelURL, token: since, limit: limit) }
+                let logs = try await requestUnlessTransient {
+                    try await $0.messageChangeLogs(channelURL: channelURL, token: since, limit: limit)
+                }
                 guard let logs, !isClosed else { return false }
                 try applyChangeLogs(logs, channelURL: channelURL)
                 token = logs.hasMore ? logs.token : nil

@@ -41,17 +41,17 @@ extension SyncEngine {
         view.reconcile(with: cached)
         guard isOnline, !view.serverExhausted else { return view.serverExhausted ? false : beyond.count > view.query.limit }
 
-        guard try await prepareChannelList() else { return true }
+        guard try await applyChannelChangeLogsIfDue() else { return true }
         let query = ChannelPageQuery(
             order: view.query.order, includeEmpty: view.query.includeEmpty, customTypes: view.query.customTypes,
             limit: view.query.limit, cursor: view.serverCursor)
-        guard let page = try await request({ try await $0.fetchChannels(query) }), !isClosed, channelViews[id] === view
+        guard let page = try await requestUnlessTransient({ try await $0.fetchChannels(query) }), !isClosed, channelViews[id] === view
         else { return true }
         try store.upsertChannels(page.channels)
         // A channel that moved across the cursor while paging (a new message lifts one not
         // loaded yet above it) is in no page: the change logs since the last token name it.
         channelLogsEpoch = nil
-        _ = try await prepareChannelList()
+        _ = try await applyChannelChangeLogsIfDue()
         guard !isClosed, channelViews[id] === view else { return true }
         view.serverCursor = page.nextCursor
         view.serverExhausted = page.nextCursor == nil
@@ -126,22 +126,25 @@ extension SyncEngine {
     private func refreshChannelLists() async {
         channelListRefreshPending = false
         channelLogsEpoch = nil
-        do { _ = try await prepareChannelList() } catch { logger.warning("channel change logs failed: \(error)") }
+        do { _ = try await applyChannelChangeLogsIfDue() } catch { logger.warning("channel change logs failed: \(error)") }
     }
 
     /// Applies the channel change logs since the stored token, once per connection
     /// epoch, or fetches a first token. Answers `false` when the service could not be reached.
-    func prepareChannelList() async throws -> Bool {
+    func applyChannelChangeLogsIfDue() async throws -> Bool {
         if channelLogsEpoch == epoch { return true }
         let epochAtStart = epoch
         let scope = ChatStore.channelTokenScope
         var token = try store.syncToken(scope: scope)
         if token == nil {
-            guard let first = try await request({ try await $0.channelChangeLogs(token: nil, limit: 100) }), !isClosed else { return false }
+            guard let first = try await requestUnlessTransient({ try await $0.channelChangeLogs(token: nil, limit: 100) }), !isClosed else {
+                return false
+            }
             if try store.syncToken(scope: scope) == nil { try store.setSyncToken(first.token, scope: scope) }
         } else {
             while let since = token {
-                guard let logs = try await request({ try await $0.channelChangeLogs(token: since, limit: 100) }), !isClosed else {
+                guard let logs = try await requestUnlessTransient({ try await $0.channelChangeLogs(token: since, limit: 100) }), !isClosed
+                else {
                     return false
                 }
                 try store.write { db in

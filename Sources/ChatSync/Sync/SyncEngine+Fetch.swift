@@ -18,7 +18,7 @@ extension SyncEngine {
             // messages as complete. Unanswered, the cache is served as offline and the
             // retry applies them later.
             let epochAtStart = epoch
-            if try await !prepareChannel(view.channelURL) { scheduleSyncRetry(attempt: 0, epoch: epochAtStart) }
+            if try await !applyChangeLogsIfDue(view.channelURL) { scheduleSyncRetry(attempt: 0, epoch: epochAtStart) }
         }
         var delivered = 0
         while true {
@@ -162,7 +162,7 @@ extension SyncEngine {
     /// transaction. Answers `false` when the service could not be reached.
     private func syncStep(for view: MessageView, direction: Direction, cover: Chunk?, anchor: MessageKey) async throws -> Bool {
         let channelURL = view.channelURL
-        guard try await prepareChannel(channelURL) else { return false }
+        guard try await applyChangeLogsIfDue(channelURL) else { return false }
         let batch = options.syncBatchSize
         let query: MessageQuery
         if let cover {
@@ -182,7 +182,7 @@ extension SyncEngine {
         // Only a request sent while real-time events flow can prove the channel live.
         let provingEpoch = isOnline ? epoch : nil
         return try await whileProvingLive(channelURL) {
-            guard let page = try await request({ try await $0.fetchMessages(query) }), !isClosed else { return false }
+            guard let page = try await requestUnlessTransient({ try await $0.fetchMessages(query) }), !isClosed else { return false }
             try applyPage(page, for: query, mayGoLive: provingEpoch == epoch && isOnline)
             return true
         }
@@ -190,7 +190,7 @@ extension SyncEngine {
 
     /// Calls the service. A transient failure answers `nil` (and is logged); a
     /// permanent one is thrown as ``ChatServiceError``.
-    func request<T: Sendable>(_ call: @Sendable (any ChatService) async throws -> T) async throws -> T? {
+    func requestUnlessTransient<T: Sendable>(_ call: @Sendable (any ChatService) async throws -> T) async throws -> T? {
         do {
             return try await call(service)
         } catch {

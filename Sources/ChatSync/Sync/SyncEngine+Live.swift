@@ -2,7 +2,7 @@
 
 extension SyncEngine {
     /// Whether `key` lies inside one of the channel's complete ranges.
-    func isCached(_ key: MessageKey, in channelURL: String) throws -> Bool {
+    func isInCompleteRange(_ key: MessageKey, in channelURL: String) throws -> Bool {
         try chunks(of: channelURL).contains { $0.contains(key) }
     }
 
@@ -152,7 +152,7 @@ extension SyncEngine {
         let query = MessageQuery(
             channelURL: channelURL, timestamp: .max, anchorMessageId: .max, prevLimit: options.syncBatchSize, nextLimit: 1)
         return try await whileProvingLive(channelURL) {
-            guard let page = try await request({ try await $0.fetchMessages(query) }), !isClosed, epoch == epochAtStart
+            guard let page = try await requestUnlessTransient({ try await $0.fetchMessages(query) }), !isClosed, epoch == epochAtStart
             else { return false }
             try applyPage(page, for: query, mayGoLive: isOnline)
             return channels[channelURL]?.liveEdge != nil
@@ -178,7 +178,7 @@ extension SyncEngine {
                     if view.filter.matches(message) { updates.append(message) } else { removals.insert(message.messageId) }
                 } else if admitting, view.filter.matches(message),
                     view.covers(message.sortKey, followingLive: (try? isFollowingLive(view)) ?? false),
-                    (try? isCached(message.sortKey, in: channelURL)) == true
+                    (try? isInCompleteRange(message.sortKey, in: channelURL)) == true
                 {
                     insertions.append(message)
                 }

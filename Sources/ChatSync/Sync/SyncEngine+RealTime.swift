@@ -13,7 +13,7 @@ extension SyncEngine {
             if let live = channels[channelURL]?.liveEdge, received.sortKey > live {
                 try storeBatch([received], completing: Chunk(channelURL: channelURL, start: live, end: received.sortKey))
                 channels[channelURL]?.liveEdge = received.sortKey
-            } else if try channels[channelURL]?.liveEdge != nil || isCached(received.sortKey, in: channelURL) {
+            } else if try channels[channelURL]?.liveEdge != nil || isInCompleteRange(received.sortKey, in: channelURL) {
                 // Inside a range the cache holds as complete (a message dated in the past, or
                 // at an edit's time): it belongs there, or views read later would skip it.
                 try store.upsertMessages([received])
@@ -29,7 +29,7 @@ extension SyncEngine {
             if channels[channelURL]?.liveEdge == nil, views(of: channelURL).contains(where: \.isFresh) {
                 startCatchUp(channelURL)  // the fresh views get this message once the channel is proven live
             }
-            let cached = try isCached(received.sortKey, in: channelURL)
+            let cached = try isInCompleteRange(received.sortKey, in: channelURL)
             for view in views(of: channelURL) where view.filter.matches(received) {
                 if cached, view.covers(received.sortKey, followingLive: try isFollowingLive(view)) {
                     view.insert([received], growing: .next)

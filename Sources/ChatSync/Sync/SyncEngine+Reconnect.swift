@@ -15,7 +15,7 @@ extension SyncEngine {
         do {
             // Always, lists open or not: channels cached from real-time events before any
             // token existed could never learn that they were left or deleted meanwhile.
-            complete = try await prepareChannelList()
+            complete = try await applyChannelChangeLogsIfDue()
         } catch {
             logger.warning("channel change logs after reconnecting failed: \(error)")
         }
@@ -23,7 +23,7 @@ extension SyncEngine {
         for channelURL in channelURLs {
             guard isOnline else { return false }
             do {
-                guard try await prepareChannel(channelURL) else {
+                guard try await applyChangeLogsIfDue(channelURL) else {
                     complete = false
                     continue
                 }
@@ -70,7 +70,7 @@ extension SyncEngine {
     func catchUp(_ channelURL: String) async throws -> Bool {
         let epochAtStart = epoch
         // Change logs first: views are about to be filled from the cache (Guarantees: Live updates and reconnect).
-        guard try await prepareChannel(channelURL) else { return false }
+        guard try await applyChangeLogsIfDue(channelURL) else { return false }
         var fetched: [Int: Int] = [:]  // by view id
         while isOnline, epoch == epochAtStart {
             let loose = try views(of: channelURL).filter { try $0.reachedNewest && !isFollowingLive($0) }
@@ -93,7 +93,7 @@ extension SyncEngine {
                 nextLimit: min(options.syncBatchSize, max(1, options.hugeGapThreshold + 1 - fetched[view.id, default: 0])),
                 inclusive: false)
             let answer: MessagePage? = try await whileProvingLive(channelURL) {
-                guard let page = try await request({ try await $0.fetchMessages(query) }), !isClosed, epoch == epochAtStart
+                guard let page = try await requestUnlessTransient({ try await $0.fetchMessages(query) }), !isClosed, epoch == epochAtStart
                 else { return nil }
                 try applyPage(page, for: query, mayGoLive: isOnline)  // catch-up runs only while online, in one epoch
                 return page
