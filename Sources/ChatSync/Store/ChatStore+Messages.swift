@@ -120,20 +120,6 @@ extension ChatStore {
         return messages
     }
 
-    /// How many cached messages of a channel match `filter` strictly between two keys.
-    func countMessages(
-        channelURL: String, after lower: MessageKey, before upper: MessageKey,
-        filter: MessageFilter = .init()
-    ) throws -> Int {
-        try read { db in
-            var sql =
-                "SELECT COUNT(*) FROM message WHERE channel_url = ? AND (created_at, message_id) > (?, ?) AND (created_at, message_id) < (?, ?)"
-            var arguments: StatementArguments = [channelURL, lower.createdAt, lower.messageId, upper.createdAt, upper.messageId]
-            Self.appendFilter(filter, to: &sql, arguments: &arguments)
-            return try Int.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) ?? 0
-        }
-    }
-
     /// The creation time of a channel's newest cached message.
     static func newestCreatedAt(_ channelURL: String, in db: Database) throws -> Int64? {
         let statement = try db.cachedStatement(
@@ -146,7 +132,7 @@ extension ChatStore {
         try page(channelURL: channelURL, direction: .older, from: .max, inclusive: true, limit: 1).last
     }
 
-    private static func appendFilter(_ filter: MessageFilter, to sql: inout String, arguments: inout StatementArguments) {
+    static func appendFilter(_ filter: MessageFilter, to sql: inout String, arguments: inout StatementArguments) {
         func inList(_ column: String, _ values: [String]) {
             sql += " AND \(column) IN (" + Array(repeating: "?", count: values.count).joined(separator: ",") + ")"
             arguments += StatementArguments(values)

@@ -1,0 +1,20 @@
+import GRDB
+
+@testable import ChatSync
+
+/// Store queries only the tests ask: kept out of the library.
+extension ChatStore {
+    /// How many cached messages of a channel match `filter` strictly between two keys.
+    func countMessages(
+        channelURL: String, after lower: MessageKey, before upper: MessageKey,
+        filter: MessageFilter = .init()
+    ) throws -> Int {
+        try read { db in
+            var sql =
+                "SELECT COUNT(*) FROM message WHERE channel_url = ? AND (created_at, message_id) > (?, ?) AND (created_at, message_id) < (?, ?)"
+            var arguments: StatementArguments = [channelURL, lower.createdAt, lower.messageId, upper.createdAt, upper.messageId]
+            Self.appendFilter(filter, to: &sql, arguments: &arguments)
+            return try Int.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) ?? 0
+        }
+    }
+}
