@@ -242,9 +242,31 @@ struct ChannelCollectionTests {
             created += 1
         }
         for _ in 0..<Int.random(in: 0...8, using: &random) { try await create() }
+        // A quarter of the schedules open the list and fetch before the first connection,
+        // as an app at launch does: the cache answers (nothing), and the service's first
+        // page follows by itself once online.
+        let openedOffline = seed % 4 == 0
+        let early = openedOffline ? try await harness.manager.channelCollection(query: query) : nil
+        let earlyRecorder = early.map(ChannelRecorder.init)
+        if let early {
+            #expect(try await early.fetch() == false, "seed \(seed): offline, the empty cache has no more")
+        }
         await harness.online()
-        let collection = try await harness.manager.channelCollection(query: query)
-        let recorder = ChannelRecorder(collection)
+        let collection: ChannelCollection
+        let recorder: ChannelRecorder
+        if let early, let earlyRecorder {
+            (collection, recorder) = (early, earlyRecorder)
+            await recorder.drain()
+            let first = await collection.channels.map(\.channelURL)
+            let truth = await expected(harness, query)
+            #expect(
+                first.count >= min(query.limit, truth.count) && first == Array(truth.prefix(first.count)),
+                "seed \(seed): the first page arrived once online (\(first) of \(truth))")
+            #expect(recorder.replay() == (await collection.channels), "seed \(seed)")
+        } else {
+            collection = try await harness.manager.channelCollection(query: query)
+            recorder = ChannelRecorder(collection)
+        }
         var running = true
         var log: [String] = []
         for _ in 0..<30 {

@@ -37,6 +37,8 @@ public final class ChannelCollection: Sendable {
     /// (what it answers is cached).
     ///
     /// - Returns: `hasMore`: `false` once the service (or, offline, the cache) has no more.
+    ///   A fetch that ran out of cached channels offline is completed by the service's
+    ///   page once online, delivered as events.
     /// - Throws: ``SyncManagerError/Code/closed`` after ``remove()`` or `close()`.
     @discardableResult
     public func fetch() async throws -> Bool {

@@ -19,6 +19,9 @@ final class ChannelView {
     var serverExhausted = false
     /// A fetch is running.
     var isFetching = false
+    /// A fetch ran out of cached channels while the service was out of reach: the
+    /// service's page is fetched by itself once online.
+    var owesServerPage = false
     private let continuation: AsyncStream<ChannelCollectionEvent>.Continuation
     /// Events sent so far, so a test can tell when a consumer has read them all.
     private(set) var emittedCount = 0

@@ -39,26 +39,53 @@ extension SyncEngine {
         let beyond = cached.filter { channel in view.boundary.map { view.query.order.sortsBefore($0, channel) } ?? true }
         if let last = beyond.prefix(view.query.limit).last { view.extendBoundary(to: last) }
         view.reconcile(with: cached)
-        guard isOnline, !view.serverExhausted else { return view.serverExhausted ? false : beyond.count > view.query.limit }
+        if view.serverExhausted { return false }
+        guard isOnline else {
+            // Out of reach: the cache answers now, and the service's page follows by
+            // itself once online, so that an app that stopped at `false` is not left short.
+            if beyond.count <= view.query.limit { view.owesServerPage = true }
+            return beyond.count > view.query.limit
+        }
+        return try await fetchServerPage(of: view)
+    }
 
+    /// Reads the list's next page from the service into the cache and the list; answers
+    /// whether the service has more.
+    func fetchServerPage(of view: ChannelView) async throws -> Bool {
+        view.owesServerPage = false
         guard try await applyChannelChangeLogsIfDue() else { return true }
         let query = ChannelPageQuery(
             order: view.query.order, includeEmpty: view.query.includeEmpty, customTypes: view.query.customTypes,
             limit: view.query.limit, cursor: view.serverCursor)
-        guard let page = try await requestUnlessTransient({ try await $0.fetchChannels(query) }), !isClosed, channelViews[id] === view
+        guard let page = try await requestUnlessTransient({ try await $0.fetchChannels(query) }), !isClosed,
+            channelViews[view.id] === view
         else { return true }
         try store.upsertChannels(page.channels)
         // A channel that moved across the cursor while paging (a new message lifts one not
         // loaded yet above it) is in no page: the change logs since the last token name it.
         channelLogsEpoch = nil
         _ = try await applyChannelChangeLogsIfDue()
-        guard !isClosed, channelViews[id] === view else { return true }
+        guard !isClosed, channelViews[view.id] === view else { return true }
         view.serverCursor = page.nextCursor
         view.serverExhausted = page.nextCursor == nil
         if let last = page.channels.last { view.extendBoundary(to: last) }
         if view.serverExhausted { view.isComplete = true }
         try reconcileChannelViews()
         return !view.serverExhausted
+    }
+
+    /// Once online: the pages lists asked for while the service was out of reach.
+    func fetchOwedChannelPages() async {
+        for view in channelViews.values.sorted(by: { $0.id < $1.id }) where view.owesServerPage && !view.isFetching {
+            guard isOnline, !isClosed else { return }
+            view.isFetching = true
+            defer { view.isFetching = false }
+            do {
+                _ = try await fetchServerPage(of: view)
+            } catch {
+                logger.warning("the channel list's page after reconnecting failed: \(error)")
+            }
+        }
     }
 
     /// Brings every channel list in line with the cache.

@@ -19,6 +19,7 @@ extension SyncEngine {
         } catch {
             logger.warning("channel change logs after reconnecting failed: \(error)")
         }
+        await fetchOwedChannelPages()
         let channelURLs = Set(views.values.map(\.channelURL)).sorted()
         for channelURL in channelURLs {
             guard isOnline else { return false }
