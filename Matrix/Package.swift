@@ -48,7 +48,7 @@ let package = Package(
             name: "ChatSyncMatrixTests",
             dependencies: [
                 "ChatSyncMatrix", "SynapseHarness", .product(name: "ChatSync", package: root),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ChatSyncTesting", package: root), .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],

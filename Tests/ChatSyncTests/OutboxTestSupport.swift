@@ -36,8 +36,8 @@ func makeAttachment(in dir: TemporaryDirectory, _ name: String = "photo.png", by
 
 /// Wraps a service so a test can hold send responses (the request is applied, the
 /// answer waits) or hold real-time events (they queue until released).
-actor ControlledService: ChatService {
-    let inner: any ChatService
+actor ControlledService: ForwardingChatService {
+    nonisolated let base: any ChatService
     private var holdingResponses = false
     private var heldResponses: [CheckedContinuation<Void, Never>] = []
     private var holdingEvents = false
@@ -50,7 +50,7 @@ actor ControlledService: ChatService {
     private var connected: [CheckedContinuation<Void, Never>] = []
 
     init(_ inner: any ChatService, startsConnecting: Bool = false) {
-        self.inner = inner
+        self.base = inner
         connecting = startsConnecting
     }
 
@@ -88,7 +88,7 @@ actor ControlledService: ChatService {
     }
 
     func events() async -> AsyncStream<ServiceEvent> {
-        let upstream = await inner.events()
+        let upstream = await base.events()
         let (stream, continuation) = AsyncStream<ServiceEvent>.makeStream()
         downstream = continuation
         var iterator = upstream.makeAsyncIterator()
@@ -111,30 +111,9 @@ actor ControlledService: ChatService {
     }
 
     func sendMessage(_ request: SendMessageRequest) async throws -> Message {
-        let sent = try await inner.sendMessage(request)
+        let sent = try await base.sendMessage(request)
         if holdingResponses { await withCheckedContinuation { heldResponses.append($0) } }
         return sent
-    }
-
-    func fetchMessages(_ query: MessageQuery) async throws -> MessagePage { try await inner.fetchMessages(query) }
-    func messageChangeLogs(channelURL: String, token: String?, limit: Int) async throws -> MessageChangeLogs {
-        try await inner.messageChangeLogs(channelURL: channelURL, token: token, limit: limit)
-    }
-    func lookUpMessages(channelURL: String, reqIds: [String]) async throws -> [Message] {
-        try await inner.lookUpMessages(channelURL: channelURL, reqIds: reqIds)
-    }
-    func uploadFile(_ request: UploadRequest, progress: @escaping @Sendable (Double) -> Void) async throws -> FileInfo {
-        try await inner.uploadFile(request, progress: progress)
-    }
-    func updateMessage(channelURL: String, messageId: Int64, text: String) async throws -> Message {
-        try await inner.updateMessage(channelURL: channelURL, messageId: messageId, text: text)
-    }
-    func deleteMessage(channelURL: String, messageId: Int64) async throws {
-        try await inner.deleteMessage(channelURL: channelURL, messageId: messageId)
-    }
-    func fetchChannels(_ query: ChannelPageQuery) async throws -> ChannelPage { try await inner.fetchChannels(query) }
-    func channelChangeLogs(token: String?, limit: Int) async throws -> ChannelChangeLogs {
-        try await inner.channelChangeLogs(token: token, limit: limit)
     }
 }
 

@@ -1,11 +1,12 @@
 import ChatSync
+import ChatSyncTesting
 import Foundation
 import Synchronization
 
 /// Forwards every call to a real service, except that each send goes through `send`,
 /// which can lose its answer or hold it back after the real call, and that real-time
 /// events for which `drops` holds never arrive.
-final class InterceptingService: ChatService {
+final class InterceptingService: ForwardingChatService {
     typealias Send = @Sendable (SendMessageRequest, any ChatService) async throws -> Message
     let base: any ChatService
     let send: Send
@@ -18,26 +19,6 @@ final class InterceptingService: ChatService {
     }
 
     func sendMessage(_ request: SendMessageRequest) async throws -> Message { try await send(request, base) }
-    func fetchMessages(_ query: MessageQuery) async throws -> MessagePage { try await base.fetchMessages(query) }
-    func messageChangeLogs(channelURL: String, token: String?, limit: Int) async throws -> MessageChangeLogs {
-        try await base.messageChangeLogs(channelURL: channelURL, token: token, limit: limit)
-    }
-    func lookUpMessages(channelURL: String, reqIds: [String]) async throws -> [Message] {
-        try await base.lookUpMessages(channelURL: channelURL, reqIds: reqIds)
-    }
-    func uploadFile(_ request: UploadRequest, progress: @escaping @Sendable (Double) -> Void) async throws -> FileInfo {
-        try await base.uploadFile(request, progress: progress)
-    }
-    func updateMessage(channelURL: String, messageId: Int64, text: String) async throws -> Message {
-        try await base.updateMessage(channelURL: channelURL, messageId: messageId, text: text)
-    }
-    func deleteMessage(channelURL: String, messageId: Int64) async throws {
-        try await base.deleteMessage(channelURL: channelURL, messageId: messageId)
-    }
-    func fetchChannels(_ query: ChannelPageQuery) async throws -> ChannelPage { try await base.fetchChannels(query) }
-    func channelChangeLogs(token: String?, limit: Int) async throws -> ChannelChangeLogs {
-        try await base.channelChangeLogs(token: token, limit: limit)
-    }
     func events() async -> AsyncStream<ServiceEvent> {
         let events = await base.events()
         let drops = drops
@@ -51,39 +32,30 @@ final class InterceptingService: ChatService {
     }
 }
 
-/// Seeded randomness (splitmix64), so that a schedule that fails replays: numbers, and
-/// a coin that comes up heads with probability `rate`.
+/// ChatSyncTesting's seeded generator, shareable between tasks: numbers, and a coin
+/// that comes up heads with probability `rate`. A schedule that fails replays.
 final class SeededRandom: Sendable {
     let rate: Double
-    private let state: Mutex<(random: UInt64, heads: Int)>
+    private let state: Mutex<(generator: SeededGenerator, heads: Int)>
 
     init(seed: UInt64, rate: Double = 0.5) {
         self.rate = rate
-        state = Mutex((seed, 0))
+        state = Mutex((SeededGenerator(seed: seed), 0))
     }
 
     /// How many tosses came up heads.
     var heads: Int { state.withLock { $0.heads } }
 
-    /// The next number in 0..<2^64.
-    func next() -> UInt64 {
-        state.withLock { state in
-            state.random &+= 0x9E37_79B9_7F4A_7C15
-            var z = state.random
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// The next number in 0..<bound.
-    func next(below bound: Int) -> Int { Int(next() % UInt64(bound)) }
+    func next(below bound: Int) -> Int { state.withLock { Int.random(in: 0..<bound, using: &$0.generator) } }
 
     /// Tosses the coin: heads with probability `rate`.
     func toss() -> Bool {
-        let heads = Double(next() >> 11) / Double(1 << 53) < rate
-        if heads { state.withLock { $0.heads += 1 } }
-        return heads
+        state.withLock { state in
+            let heads = state.generator.chance(rate)
+            if heads { state.heads += 1 }
+            return heads
+        }
     }
 }
 
