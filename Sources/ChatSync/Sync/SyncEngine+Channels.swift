@@ -52,7 +52,6 @@ extension SyncEngine {
     /// Reads the list's next page from the service into the cache and the list; answers
     /// whether the service has more.
     func fetchServerPage(of view: ChannelView) async throws -> Bool {
-        view.owesServerPage = false
         guard try await applyChannelChangeLogsIfDue() else { return true }
         let query = ChannelPageQuery(
             order: view.query.order, includeEmpty: view.query.includeEmpty, customTypes: view.query.customTypes,
@@ -60,6 +59,7 @@ extension SyncEngine {
         guard let page = try await requestUnlessTransient({ try await $0.fetchChannels(query) }), !isClosed,
             channelViews[view.id] === view
         else { return true }
+        view.owesServerPage = false
         try store.upsertChannels(page.channels)
         // A channel that moved across the cursor while paging (a new message lifts one not
         // loaded yet above it) is in no page: the change logs since the last token name it.
@@ -75,9 +75,11 @@ extension SyncEngine {
     }
 
     /// Once online: the pages lists asked for while the service was out of reach.
-    func fetchOwedChannelPages() async {
+    /// Answers whether every one of them was fetched (a transient failure leaves it
+    /// owed, for the reconnect's retry).
+    func fetchOwedChannelPages() async -> Bool {
         for view in channelViews.values.sorted(by: { $0.id < $1.id }) where view.owesServerPage && !view.isFetching {
-            guard isOnline, !isClosed else { return }
+            guard isOnline, !isClosed else { return false }
             view.isFetching = true
             defer { view.isFetching = false }
             do {
@@ -86,6 +88,7 @@ extension SyncEngine {
                 logger.warning("the channel list's page after reconnecting failed: \(error)")
             }
         }
+        return !channelViews.values.contains { $0.owesServerPage }
     }
 
     /// Brings every channel list in line with the cache.

@@ -19,7 +19,7 @@ extension SyncEngine {
         } catch {
             logger.warning("channel change logs after reconnecting failed: \(error)")
         }
-        await fetchOwedChannelPages()
+        if await !fetchOwedChannelPages() { complete = false }
         let channelURLs = Set(views.values.map(\.channelURL)).sorted()
         for channelURL in channelURLs {
             guard isOnline else { return false }
