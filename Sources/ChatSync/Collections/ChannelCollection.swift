@@ -37,8 +37,9 @@ public final class ChannelCollection: Sendable {
     /// (what it answers is cached).
     ///
     /// - Returns: `hasMore`: `false` once the service (or, offline, the cache) has no more.
-    ///   A fetch that ran out of cached channels offline is completed by the service's
-    ///   page once online, delivered as events.
+    ///   A fetch that ran out of cached channels offline is followed, once online, by
+    ///   the service's next page, delivered as events; a `fetch()` made while that page
+    ///   is on its way waits for it and then loads the page after it.
     /// - Throws: ``SyncManagerError/Code/closed`` after ``remove()`` or `close()`.
     @discardableResult
     public func fetch() async throws -> Bool {

@@ -22,6 +22,9 @@ final class ChannelView {
     /// A fetch ran out of cached channels while the service was out of reach: the
     /// service's page is fetched by itself once online.
     var owesServerPage = false
+    /// That owed page is being fetched; the app's fetches wait for it.
+    private(set) var isFetchingOwedPage = false
+    private var owedPageWaiters: [CheckedContinuation<Void, Never>] = []
     private let continuation: AsyncStream<ChannelCollectionEvent>.Continuation
     /// Events sent so far, so a test can tell when a consumer has read them all.
     private(set) var emittedCount = 0
@@ -32,7 +35,26 @@ final class ChannelView {
         self.continuation = continuation
     }
 
-    func finish() { continuation.finish() }
+    func finish() {
+        finishOwedPage()
+        continuation.finish()
+    }
+
+    /// Marks the owed page as being fetched.
+    func startOwedPage() { isFetchingOwedPage = true }
+
+    /// Resumes `waiter` when the owed page's fetch has ended.
+    func onOwedPageFetched(_ waiter: CheckedContinuation<Void, Never>) {
+        if isFetchingOwedPage { owedPageWaiters.append(waiter) } else { waiter.resume() }
+    }
+
+    /// Ends the owed page's fetch and wakes the fetches that waited for it.
+    func finishOwedPage() {
+        isFetchingOwedPage = false
+        let waiters = owedPageWaiters
+        owedPageWaiters.removeAll()
+        for waiter in waiters { waiter.resume() }
+    }
 
     private func emit(_ event: ChannelCollectionEvent) {
         emittedCount += 1
@@ -96,6 +118,7 @@ final class ChannelView {
         isComplete = false
         serverCursor = nil
         serverExhausted = false
+        owesServerPage = false
         emit(.channels(.clear, []))
     }
 

@@ -31,6 +31,9 @@ extension SyncEngine {
     func fetchChannels(_ id: Int) async throws -> Bool {
         try checkOpen()
         guard let view = channelViews[id] else { throw SyncManagerError(.closed, "the channel collection was removed") }
+        // The page owed from offline is on its way: the app's fetch follows it, not fails.
+        while view.isFetchingOwedPage { await withCheckedContinuation { view.onOwedPageFetched($0) } }
+        guard !isClosed, channelViews[id] === view else { throw SyncManagerError(.closed, "the channel collection was removed") }
         guard !view.isFetching else { throw SyncManagerError(.duplicatedFetch, "a fetch is already running for this channel collection") }
         view.isFetching = true
         defer { view.isFetching = false }
@@ -78,13 +81,20 @@ extension SyncEngine {
     /// Answers whether every one of them was fetched (a transient failure leaves it
     /// owed, for the reconnect's retry).
     func fetchOwedChannelPages() async -> Bool {
-        for view in channelViews.values.sorted(by: { $0.id < $1.id }) where view.owesServerPage && !view.isFetching {
+        for view in channelViews.values.sorted(by: { $0.id < $1.id }) {
+            guard view.owesServerPage, !view.isFetching, channelViews[view.id] === view else { continue }
             guard isOnline, !isClosed else { return false }
             view.isFetching = true
-            defer { view.isFetching = false }
+            view.startOwedPage()
+            defer {
+                view.isFetching = false
+                view.finishOwedPage()
+            }
             do {
                 _ = try await fetchServerPage(of: view)
             } catch {
+                // A refusal is the app's to hear, at its next fetch; retrying it here helps nobody.
+                if !ChatServiceError.classify(error).isTransient { view.owesServerPage = false }
                 logger.warning("the channel list's page after reconnecting failed: \(error)")
             }
         }
