@@ -42,7 +42,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "matrix-demo",
-            dependencies: ["ChatSyncMatrix", "SynapseHarness", .product(name: "ChatSync", package: root)]
+            dependencies: [
+                "ChatSyncMatrix", "SynapseHarness", .product(name: "ChatSync", package: root),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "ChatSyncMatrixTests",

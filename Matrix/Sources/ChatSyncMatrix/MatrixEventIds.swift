@@ -17,7 +17,11 @@ public final class MatrixEventIds: Sendable {
 
     /// Opens the map at `path` (created if missing), or in memory when `path` is `nil`.
     public init(path: String?) throws {
-        database = try path.map { try DatabaseQueue(path: $0) } ?? DatabaseQueue()
+        // Another connection to the same file (an app extension, the session before a
+        // relaunch finishing a write) makes a writer wait for it, not fail.
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        database = try path.map { try DatabaseQueue(path: $0, configuration: configuration) } ?? DatabaseQueue()
         try database.write { db in
             try db.execute(
                 sql: """

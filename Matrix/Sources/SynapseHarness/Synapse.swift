@@ -5,7 +5,18 @@ import Synchronization
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Darwin)
+    import Darwin
 #endif
+
+/// SIGKILL, as a crash or a power cut would end a process.
+private func sendSIGKILL(to pid: Int32) {
+    #if canImport(Glibc)
+        _ = Glibc.kill(pid, SIGKILL)
+    #elseif canImport(Darwin)
+        _ = Darwin.kill(pid, SIGKILL)
+    #endif
+}
 
 /// A real Synapse on 127.0.0.1, in a directory of its own: started from the virtual
 /// environment `scripts/synapse.sh install` made, stopped (or killed and restarted) by
@@ -44,7 +55,12 @@ public final class Synapse: Sendable {
         let port = try freePort()
         try run(packageRoot.appendingPathComponent("scripts/synapse.sh").path, ["config", directory.path, String(port)])
         let server = Synapse(directory: directory, port: port, process: try launch(in: directory))
-        try await server.waitUntilAnswering()
+        do {
+            try await server.waitUntilAnswering()
+        } catch {
+            await server.cleanUp()
+            throw error
+        }
         return server
     }
 
@@ -118,7 +134,7 @@ public final class Synapse: Sendable {
     public func kill() {
         let process = current.withLock { $0 }
         guard process.isRunning else { return }
-        Glibc.kill(process.processIdentifier, SIGKILL)
+        sendSIGKILL(to: process.processIdentifier)
         process.waitUntilExit()
     }
 

@@ -53,7 +53,11 @@ final class SoakClient: Sendable {
     /// share of send answers lost, and her view of the room scrolled to its start.
     func open(paused: Bool) async throws {
         let coin = coin
-        let lossy = InterceptingService(world.alice) { request, base in
+        // A relaunched app makes its service anew from the saved session (token, device).
+        let service = try MatrixChatService(
+            homeserver: world.synapse.baseURL, userId: world.alice.userId, accessToken: world.alice.accessToken,
+            deviceId: world.alice.deviceId, eventIdsPath: world.eventIdsPath)
+        let lossy = InterceptingService(service) { request, base in
             let answer = try await base.sendMessage(request)
             if coin.toss() { throw ChatServiceError.transient(.network, "the answer was lost") }
             return answer

@@ -15,14 +15,19 @@ struct World {
 
     static func make() async throws -> World {
         let synapse = try await Synapse.start()
-        try synapse.register("alice")
-        try synapse.register("bob")
-        let directory = synapse.directory.appendingPathComponent("clients")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let alice = try await synapse.login("alice", eventIdsPath: directory.appendingPathComponent("alice-ids.sqlite").path)
-        let bob = try await synapse.login("bob", eventIdsPath: nil)
-        let room = try await synapse.createRoom(name: "General", by: bob, joining: [alice])
-        return World(synapse: synapse, alice: alice, bob: bob, room: room, directory: directory)
+        do {
+            try synapse.register("alice")
+            try synapse.register("bob")
+            let directory = synapse.directory.appendingPathComponent("clients")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let alice = try await synapse.login("alice", eventIdsPath: directory.appendingPathComponent("alice-ids.sqlite").path)
+            let bob = try await synapse.login("bob", eventIdsPath: nil)
+            let room = try await synapse.createRoom(name: "General", by: bob, joining: [alice])
+            return World(synapse: synapse, alice: alice, bob: bob, room: room, directory: directory)
+        } catch {
+            await synapse.cleanUp()
+            throw error
+        }
     }
 
     /// Alice's manager on `service`, always on the same cache file (a second one is a relaunch).
