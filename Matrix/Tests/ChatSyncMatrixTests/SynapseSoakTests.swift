@@ -68,7 +68,8 @@ final class SoakClient: Sendable {
             $0.messageResendPolicy = .automatic
             $0.automaticMessageResendRetryCount = 50
         }
-        if !paused { await manager.resumeSync() }
+        // The view and its watcher exist before sync resumes, so that a failure of the
+        // relaunch reconciliation (or of anything else) is seen, not only the failed list.
         let collection = try await manager.messageCollection(channelURL: world.room, limit: 50)
         let watcher = Task { [self] in
             for await event in collection.events {
@@ -80,6 +81,7 @@ final class SoakClient: Sendable {
         current.withLock { $0 = (manager, collection, watcher) }
         try await collection.fetchPendingMessages()
         try await collection.fetchFailedMessages()
+        if !paused { await manager.resumeSync() }
         while try await collection.fetchSucceededMessages(.previous) {}
     }
 
@@ -87,7 +89,9 @@ final class SoakClient: Sendable {
     func close() async {
         guard let (manager, _, watcher) = current.withLock({ $0 }) else { return }
         await manager.close()
-        watcher.cancel()
+        // Closing ends the view's stream; the watcher reads what was still buffered (a
+        // failure just before the close) instead of being cancelled past it.
+        await watcher.value
     }
 }
 
