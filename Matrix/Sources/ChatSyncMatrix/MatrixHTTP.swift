@@ -6,7 +6,7 @@ import NIOHTTP1
 
 /// Calls of the Matrix client-server API: JSON in and out, errors mapped to
 /// ``ChatServiceError``, rate limits waited out a few times before they are reported.
-struct MatrixHTTP: Sendable {
+package struct MatrixHTTP: Sendable {
     let client: HTTPClient
     /// The homeserver's base URL, such as `https://matrix.example.org`.
     let baseURL: String
@@ -25,7 +25,7 @@ struct MatrixHTTP: Sendable {
     }()
 
     /// Percent-encodes one path segment (room and event ids hold `!`, `$`, `:`).
-    static func segment(_ value: String) -> String {
+    package static func segment(_ value: String) -> String {
         value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? value
     }
 

@@ -15,7 +15,7 @@ extension Synapse {
         let created = try await post("/_matrix/client/v3/createRoom", body, token: creator.accessToken)
         guard let room = created["room_id"] as? String else { throw SynapseError("createRoom answered no room_id") }
         for member in members {
-            let path = "/_matrix/client/v3/join/" + (room.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? room)
+            let path = "/_matrix/client/v3/join/" + MatrixHTTP.segment(room)
             _ = try await post(path, [:], token: member.accessToken)
         }
         return room

@@ -23,7 +23,7 @@ private func sendSIGKILL(to pid: Int32) {
 /// its owner, the tests or the demo.
 public final class Synapse: Sendable {
     /// The `Matrix/` package's directory.
-    public static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
     static let venv = packageRoot.appendingPathComponent(".synapse/venv")
 
