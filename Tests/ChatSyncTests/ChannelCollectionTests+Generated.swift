@@ -28,7 +28,7 @@ extension ChannelCollectionTests {
         await manager.close()
     }
 
-    @Test(arguments: Array(0..<UInt64(120)))
+    @Test(arguments: ScheduleSeeds.channelList.all)
     func replayingEventsGivesTheListAfterRandomOperations(seed: UInt64) async throws {
         var random = SeededGenerator(seed: seed)
         let harness = try await Harness.make(seed: seed)

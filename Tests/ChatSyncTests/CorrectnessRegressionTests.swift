@@ -217,7 +217,7 @@ struct CorrectnessRegressionTests {
         #expect(await collection.pendingMessages.isEmpty)
         #expect(await collection.succeededMessages.last?.messageId == sent.messageId)
         #expect(await collection.succeededMessages.last?.reqId == "host-1", "a synced message of this device keeps its reqId")
-        #expect(await harness.manager.engine.awaitingEcho.isEmpty)
+        #expect(await harness.manager.engine.outbox.awaitingEcho.isEmpty)
         await checkInvariants(collection, recorder)
         await harness.manager.close()
     }

@@ -11,28 +11,13 @@ import Testing
 /// seeds (CI: 400); `HOSTILE_SEED=N` replays one.
 @Suite("Hostile responses")
 struct HostileResponseTests {
-    static var seeds: [UInt64] {
-        let environment = ProcessInfo.processInfo.environment
-        if let one = environment["HOSTILE_SEED"].flatMap(UInt64.init) { return [one] }
-        let count = UInt64(environment["HOSTILE_SEEDS"].flatMap(Int.init) ?? 400)
-        return Array(0..<count) + regressions.filter { $0 >= count }
-    }
-    /// Seeds beyond the default range that once found a bug: 2155 (an empty page claiming
-    /// older messages became a range at the end of time; a catch-up then asked without end).
-    static let regressions: [UInt64] = [2155]
     static let batchCount = 8
 
     @Test(arguments: 0..<batchCount)
     func corruptAnswersNeverCrashLoseOrDouble(batch: Int) async throws {
         var corrupted = 0
-        let batchSeeds = Self.seeds.filter { $0 % UInt64(Self.batchCount) == UInt64(batch) }
-        for seed in batchSeeds {
-            do {
-                corrupted += try await runSchedule(seed: seed)
-            } catch {
-                Issue.record("seed \(seed) (replay: HOSTILE_SEED=\(seed) swift test --filter Hostile) threw \(error)")
-            }
-        }
+        let batchSeeds = ScheduleSeeds.hostile.batch(batch, of: Self.batchCount)
+        await ScheduleSeeds.hostile.run(batch: batch, of: Self.batchCount) { corrupted += try await runSchedule(seed: $0) }
         // Reported so the README's figure can be checked: corrupted answers and events per batch.
         print("Hostile responses, batch \(batch): \(corrupted) corrupted answers or events")
         // On average a schedule corrupts about six answers: fewer than one each means the fuzzing stopped biting.
@@ -70,7 +55,7 @@ struct HostileResponseTests {
         var online = true
         var log: [String] = []
         let context = { (step: Int) in
-            "seed \(seed) (replay: HOSTILE_SEED=\(seed) swift test --filter Hostile) step \(step): \(log.suffix(6))"
+            "\(ScheduleSeeds.hostile.describe(seed)) step \(step): \(log.suffix(6))"
         }
 
         for step in 0..<25 {

@@ -10,7 +10,7 @@ import Testing
 @Suite("MessageCollection model")
 struct MessageCollectionModelTests {
     /// How many seeds CI runs; `MODEL_SEEDS=N` runs more.
-    static let seeds = ModelSeeds.all
+    static let seeds = ScheduleSeeds.model.all
 
     @Test(arguments: seeds)
     func randomSchedulesKeepEveryGuarantee(seed: UInt64) async throws {

@@ -9,7 +9,7 @@ import Testing
 /// traffic, checking after every step the guarantees of Docs/Guarantees.md (Collection events; Outbox and order; Failure, retries and resend policy).
 @Suite("Outbox model")
 struct OutboxModelTests {
-    static let seeds = ModelSeeds.all
+    static let seeds = ScheduleSeeds.model.all
 
     private struct Sent {
         let reqId: String
@@ -155,7 +155,7 @@ struct OutboxModelTests {
             #expect(order == order.sorted(), "lane \(lane) out of order: \(context)")
         }
         let outbox = try harness.outbox()
-        let awaitingEcho = Set(await harness.manager.engine.awaitingEcho.keys)
+        let awaitingEcho = Set(await harness.manager.engine.outbox.awaitingEcho.keys)
         for subject in subjects {
             let succeeded = await checkInvariants(subject.collection, subject.recorder)
             let pending = await subject.collection.pendingMessages

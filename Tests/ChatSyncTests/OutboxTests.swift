@@ -303,7 +303,7 @@ struct OutboxTests {
         #expect(
             left.isEmpty, "\(left.prefix(3).map { "\($0.message.syncState) attempts \($0.attempts) \($0.message.failure?.message ?? "")" })"
         )
-        let lanes = await harness.manager.engine.runningLanes
+        let lanes = await harness.manager.engine.outbox.runningLanes
         #expect(lanes.isEmpty, "\(lanes)")
     }
 

@@ -52,13 +52,7 @@ struct SoakTests {
 
     @Test(arguments: 0..<batchCount)
     func randomSchedulesKeepEveryPromise(batch: Int) async throws {
-        for seed in SoakSeeds.all where seed % UInt64(Self.batchCount) == UInt64(batch) {
-            do {
-                try await runSchedule(seed: seed)
-            } catch {
-                Issue.record("seed \(seed) (replay: SOAK_SEED=\(seed) swift test --filter Soak) threw \(error)")
-            }
-        }
+        await ScheduleSeeds.soak.run(batch: batch, of: Self.batchCount) { try await runSchedule(seed: $0) }
     }
 
     private func runSchedule(seed: UInt64) async throws {
@@ -89,7 +83,7 @@ struct SoakTests {
         await harness.online()
         let badTexts = Self.badTexts
         let context = { (step: Int, log: [String]) in
-            "seed \(seed) (replay: SOAK_SEED=\(seed) swift test --filter Soak) policy \(policy) step \(step): \(log.suffix(8))"
+            "\(ScheduleSeeds.soak.describe(seed)) policy \(policy) step \(step): \(log.suffix(8))"
         }
 
         for step in 0..<30 {
@@ -266,7 +260,7 @@ struct SoakTests {
 
     private func check(_ harness: Harness, _ subjects: [Subject], state: SoakState, context: String) async throws {
         let outbox = try harness.outbox()
-        let awaitingEcho = Set(await harness.manager.engine.awaitingEcho.keys)
+        let awaitingEcho = Set(await harness.manager.engine.outbox.awaitingEcho.keys)
         var truth: [String: [Message]] = [:]
         for channelURL in Self.channels {
             let onServer = await harness.server.messages(in: channelURL)

@@ -22,15 +22,12 @@ final class MessageView {
     private var pendingList = KeyedList()
     private var failedList = KeyedList()
 
-    /// The view holds every matching message from here up to its newest (exclusive of nothing);
-    /// `nil` until the first delivery.
-    var lowerBound: MessageKey?
-    /// The view holds every matching message up to here; `nil` until the first delivery.
-    var upperBound: MessageKey?
-    /// The view reaches the channel's first message.
-    var reachedOldest = false
-    /// The view follows the channel's newest messages: live messages enter it.
-    var reachedNewest = false
+    /// What the view is known to hold; changed only through its methods.
+    var bounds = ViewBounds()
+    var lowerBound: MessageKey? { bounds.lower }
+    var upperBound: MessageKey? { bounds.upper }
+    var reachedOldest: Bool { bounds.reachedOldest }
+    var reachedNewest: Bool { bounds.reachedNewest }
     /// A view at `.max` that holds nothing, has never been fetched and is not being
     /// fetched: it stands at the newest edge, so live messages enter it once the channel
     /// is live (Guarantees: Live updates and reconnect). (A running fetch places the view itself.)
@@ -156,8 +153,8 @@ final class MessageView {
             }
             for message in fresh { succeededIds.insert(message.messageId) }
         }
-        if let first = succeeded.first?.sortKey { lowerBound = min(lowerBound ?? first, first) }
-        if let last = succeeded.last?.sortKey { upperBound = max(upperBound ?? last, last) }
+        if let first = succeeded.first?.sortKey { bounds.extendLower(to: first) }
+        if let last = succeeded.last?.sortKey { bounds.extendUpper(to: last) }
         if !updated.isEmpty { emit(.succeeded(.update, updated)) }
         if !fresh.isEmpty { emit(.succeeded(.insert, fresh)) }
         trim(keeping: growing)
@@ -215,10 +212,7 @@ final class MessageView {
     func clearSucceeded(viewpoint newViewpoint: Int64? = nil) {
         succeeded.removeAll()
         succeededIds.removeAll()
-        lowerBound = nil
-        upperBound = nil
-        reachedOldest = false
-        reachedNewest = false
+        bounds = ViewBounds()
         newestKnownAtOpen = nil
         generation += 1
         if let newViewpoint { viewpoint = newViewpoint }
@@ -233,13 +227,11 @@ final class MessageView {
         if growing == .previous {
             removed = Array(succeeded.suffix(excess))
             succeeded.removeLast(excess)
-            upperBound = succeeded.last?.sortKey
-            reachedNewest = false
+            bounds.trimNewer(to: succeeded.last?.sortKey)
         } else {
             removed = Array(succeeded.prefix(excess))
             succeeded.removeFirst(excess)
-            lowerBound = succeeded.first?.sortKey
-            reachedOldest = false
+            bounds.trimOlder(to: succeeded.first?.sortKey)
         }
         for message in removed { succeededIds.remove(message.messageId) }
         emit(.succeeded(.remove, removed))

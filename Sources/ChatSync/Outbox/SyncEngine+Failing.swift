@@ -11,14 +11,14 @@ extension SyncEngine {
         var entry = entry
         let wasFailed = entry.isInFailedList
         failureWitness?(entry.reqId)
-        let manual = manualResends.remove(entry.reqId) != nil
+        let manual = outbox.endAttempt(entry.reqId)
         entry.message.syncState = .failed
         entry.message.failure = failure
         entry.message.uploadProgress = nil
         entry.attempts = 0
-        reportedProgress[entry.reqId] = nil
         if options.messageResendPolicy == .none && !wasFailed {
             try store.deleteOutbox(reqId: entry.reqId)
+            outbox.forget(entry.reqId)
             observers.publish(entry.message)
             withdraw(entry, reason: .removeUnknown)
             return
@@ -82,7 +82,7 @@ extension SyncEngine {
     /// failed list while in flight.
     func requeue(reqId: String, manual: Bool) throws {
         guard !isClosed, var entry = try store.outboxEntry(reqId: reqId), entry.message.syncState == .failed else { return }
-        if manual { manualResends.insert(reqId) }
+        if manual { outbox.noteManualResend(reqId) }
         try store.moveOutboxToLaneTail(reqId: reqId)
         entry.message.syncState = .created
         entry.attempts = 0
@@ -122,8 +122,7 @@ extension SyncEngine {
     /// Removes an entry from the outbox and the views.
     func drop(_ entry: OutboxEntry, reason: FailedMessageEventActionReason) throws {
         try store.deleteOutbox(reqId: entry.reqId)
-        manualResends.remove(entry.reqId)
-        awaitingReconciliation.remove(entry.reqId)
+        outbox.forget(entry.reqId)
         withdraw(entry, reason: reason)
     }
 }

@@ -40,9 +40,7 @@ extension SyncEngine {
         guard message.messageId > 0 else {
             throw SyncManagerError(.invalidParameter, "only a succeeded message can be updated")
         }
-        var synced = message
-        synced.syncState = .synced
-        applyUpdated([synced])
+        applyUpdated([message.asSynced])
     }
 
     func deleteHostMessage(_ message: Message) throws {

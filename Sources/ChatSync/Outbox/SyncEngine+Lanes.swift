@@ -1,14 +1,17 @@
 // MARK: - Send lanes
 
 extension SyncEngine {
+    /// The states of a message still to be sent (or being sent).
+    static let pendingStates: Set<SyncState> = [.created, .uploading, .syncing]
+
     /// Starts a runner for every lane (of one channel, or all) that has messages to
     /// send and none running. Nothing starts while offline or paused.
     func kickLanes(_ channelURL: String? = nil) {
         guard isOnline else { return }
         let entries = (try? store.outboxEntries(channelURL: channelURL, states: Self.pendingStates)) ?? []
         let lanes = Set(entries.filter { $0.origin == .outbox }.map { LaneKey(channelURL: $0.channelURL, lane: $0.lane) })
-        for lane in lanes.sorted(by: { $0.description < $1.description }) where !runningLanes.contains(lane) {
-            runningLanes.insert(lane)
+        for lane in lanes.sorted(by: { $0.description < $1.description }) where !outbox.runningLanes.contains(lane) {
+            outbox.runningLanes.insert(lane)
             runInBackground { await $0.runLane(lane) }
         }
     }
@@ -16,12 +19,12 @@ extension SyncEngine {
     /// Sends a lane's messages strictly one at a time in creation order: the head is
     /// synced or failed before the next one goes.
     private func runLane(_ lane: LaneKey) async {
-        defer { runningLanes.remove(lane) }
+        defer { outbox.runningLanes.remove(lane) }
         while isOnline {
             let entries = (try? store.outboxEntries(channelURL: lane.channelURL, lane: lane.lane, states: Self.pendingStates)) ?? []
             guard let head = entries.first(where: { $0.origin == .outbox }) else { return }
             // A message in flight when the app last stopped is asked about first (Guarantees: Relaunch).
-            if awaitingReconciliation.contains(head.reqId) { return }
+            if outbox.awaitingReconciliation.contains(head.reqId) { return }
             guard await attempt(head) else { return }
         }
     }
@@ -131,11 +134,11 @@ extension SyncEngine {
 
     /// Shows upload progress in steps of at least 5 %, and the end.
     private func reportUploadProgress(_ reqId: String, _ fraction: Double) {
-        let last = reportedProgress[reqId] ?? 0
+        let last = outbox.reportedProgress[reqId] ?? 0
         let clamped = min(max(fraction, 0), 1)
         guard clamped - last >= 0.05 || (clamped == 1 && last < 1) else { return }
         guard var entry = try? store.outboxEntry(reqId: reqId), entry.message.syncState == .uploading else { return }
-        reportedProgress[reqId] = clamped
+        outbox.reportedProgress[reqId] = clamped
         entry.message.uploadProgress = clamped
         _ = try? save(entry)
     }

@@ -19,13 +19,11 @@ extension SyncEngine {
             throw SyncManagerError(.invalidParameter, "the new text must not be empty or longer than \(SendLimits.maxTextLength)")
         }
         let service = service
-        var edited = try await service.updateMessage(channelURL: channelURL, messageId: messageId, text: text)
-        guard edited.messageId == messageId, edited.channelURL == channelURL else {
+        let answer = try await service.updateMessage(channelURL: channelURL, messageId: messageId, text: text)
+        guard answer.messageId == messageId, answer.channelURL == channelURL else {
             throw ChatServiceError.transient(.badResponse, "the answer to editing \(messageId) describes another message")
         }
-        edited.syncState = .synced
-        edited.failure = nil
-        edited.uploadProgress = nil
+        let edited = answer.asSynced
         try checkOpen()
         applyUpdated([edited])
         return edited

@@ -13,7 +13,7 @@ extension SyncEngine {
     /// found (retryable), and their resend policy takes over. Resending is safe: the
     /// service answers a repeated request id with what it stored (Guarantees: Exactly once).
     func reconcileRelaunch(attempt: Int = 0) async {
-        guard isOnline, !awaitingReconciliation.isEmpty else { return }
+        guard isOnline, !outbox.awaitingReconciliation.isEmpty else { return }
         let epochAtStart = epoch
         if await lookUpAwaited() { return }
         guard isOnline, !isClosed, epoch == epochAtStart else { return }  // the next connection asks again
@@ -34,7 +34,7 @@ extension SyncEngine {
 
     /// One pass over the awaited messages; answers `false` when a look-up was not answered.
     private func lookUpAwaited() async -> Bool {
-        let entries = ((try? store.outboxEntries()) ?? []).filter { awaitingReconciliation.contains($0.reqId) }
+        let entries = ((try? store.outboxEntries()) ?? []).filter { outbox.awaitingReconciliation.contains($0.reqId) }
         let byChannel = Dictionary(grouping: entries, by: \.channelURL)
         for channelURL in byChannel.keys.sorted() {
             let channelEntries = byChannel[channelURL] ?? []
@@ -62,7 +62,7 @@ extension SyncEngine {
 
     /// Fails every message still awaiting reconciliation, as not found.
     private func failUnknown() {
-        let entries = ((try? store.outboxEntries()) ?? []).filter { awaitingReconciliation.contains($0.reqId) }
+        let entries = ((try? store.outboxEntries()) ?? []).filter { outbox.awaitingReconciliation.contains($0.reqId) }
         for entry in entries { try? settle(entry, found: nil, failure: Self.unconfirmedFailure) }
         try? enforceFailedLimits()
     }
@@ -78,7 +78,7 @@ extension SyncEngine {
     }
 
     private func settle(_ entry: OutboxEntry, found: Message?, failure: SyncFailure) throws {
-        guard awaitingReconciliation.remove(entry.reqId) != nil, let current = try store.outboxEntry(reqId: entry.reqId)
+        guard outbox.awaitingReconciliation.remove(entry.reqId) != nil, let current = try store.outboxEntry(reqId: entry.reqId)
         else { return }
         if let found, found.channelURL == current.channelURL, found.messageId > 0 {
             try resolveSent(reqId: current.reqId, sent: found)

@@ -1,5 +1,9 @@
-/// What the engine knows, in memory, about one channel's sync.
+/// What the engine knows, in memory, about one channel's sync: its complete ranges,
+/// how far it is known live, and what waits for it to go live.
 struct ChannelSyncState {
+    /// The channel's chunks as the store holds them, read once and then kept in step
+    /// by the engine (the store's only writer); `nil` until first read.
+    var chunks: [Chunk]?
     /// The cache is complete from the newest chunk's start up to this key *and* the
     /// server has nothing newer: every new message reaches us in real time. Valid only
     /// while the connection is unbroken; `nil` otherwise.
@@ -16,4 +20,15 @@ struct ChannelSyncState {
     /// channel was not live yet: they are newer than the request's answer and join
     /// the cache when it makes the channel live. Dropped when the connection breaks.
     var heldForLive: [Message] = []
+
+    /// The newest key the cache is known to reach: proven live, or reached without proof.
+    var newestKnown: MessageKey? { liveEdge ?? unprovenNewest }
+
+    /// The real-time stream broke: nothing about this channel is live any more. Its
+    /// chunks stay true (they are facts about the past).
+    mutating func connectionLost() {
+        liveEdge = nil
+        unprovenNewest = nil
+        heldForLive.removeAll()
+    }
 }

@@ -127,10 +127,7 @@ extension SyncEngine {
                 return
             }
             if let last = channel.lastMessage, last.messageId != message.messageId, last.sortKey > message.sortKey { return }
-            var latest = message
-            latest.syncState = .synced
-            latest.uploadProgress = nil
-            latest.failure = nil
+            var latest = message.asSynced
             latest.file?.localPath = nil
             guard channel.lastMessage != latest else { return }
             channel.lastMessage = latest

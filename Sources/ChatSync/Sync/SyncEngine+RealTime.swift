@@ -97,7 +97,6 @@ extension SyncEngine {
 
     func applyChannelRemoved(_ channelURL: String) {
         do { try store.deleteChannel(channelURL) } catch { logger.error("could not drop a channel: \(error)") }
-        chunkCache[channelURL] = nil
         channels[channelURL] = nil
         reconcileChannelViews(channelURL: channelURL, now: nil)
         for view in views(of: channelURL) { view.emit(.channelRemoved(channelURL)) }

@@ -13,20 +13,12 @@ extension SyncEngine {
     /// checks ``isIdle(deliveredEvents:)`` again on each one. End it with
     /// ``endActivitySignals(_:)``.
     func activitySignals() -> (id: Int, signals: AsyncStream<Void>) {
-        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let id = nextListenerId
-        nextListenerId += 1
-        activityListeners[id] = continuation
-        return (id, stream)
+        background.listen()
     }
 
-    func endActivitySignals(_ id: Int) {
-        activityListeners.removeValue(forKey: id)?.finish()
-    }
+    func endActivitySignals(_ id: Int) { background.stopListening(id) }
 
-    func signalActivity() {
-        for listener in activityListeners.values { listener.yield() }
-    }
+    func signalActivity() { background.signal() }
 
     /// Sets ``failureWitness``.
     func setFailureWitness(_ witness: (@Sendable (String) -> Void)?) { failureWitness = witness }

@@ -79,4 +79,30 @@ extension SyncEngine {
             view.upsertFailed(entry.message, reason: .none)
         }
     }
+
+    /// Refreshes the views that hold any of `messages` (newer versions); a message
+    /// that no longer matches a view's filter leaves it. With `admitting`, one that now
+    /// matches enters it where the view is complete: that is for edits, not for new
+    /// messages, which enter following views only when the channel goes live.
+    func refreshViews(_ channelURL: String, with messages: [Message], admitting: Bool = true) {
+        guard !messages.isEmpty else { return }
+        for view in views(of: channelURL) {
+            var updates: [Message] = []
+            var removals: Set<Int64> = []
+            var insertions: [Message] = []
+            for message in messages {
+                if view.contains(messageId: message.messageId) {
+                    if view.filter.matches(message) { updates.append(message) } else { removals.insert(message.messageId) }
+                } else if admitting, view.filter.matches(message),
+                    view.covers(message.sortKey, followingLive: (try? isFollowingLive(view)) ?? false),
+                    (try? isInCompleteRange(message.sortKey, in: channelURL)) == true
+                {
+                    insertions.append(message)
+                }
+            }
+            view.remove(messageIds: removals)
+            view.update(updates)
+            if !insertions.isEmpty { view.insert(insertions, growing: .next) }
+        }
+    }
 }

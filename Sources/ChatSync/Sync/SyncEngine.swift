@@ -13,6 +13,8 @@ actor SyncEngine {
     let options: SyncManagerOptions
     let userId: String
     var logger: Logger { options.logger }
+    /// The current time, from the injected clock of the options.
+    var now: Int64 { options.currentTime() }
 
     private(set) var isClosed = false
     private(set) var isRunning = false
@@ -36,39 +38,18 @@ actor SyncEngine {
     /// A background pass over the channel change logs is scheduled.
     var channelListRefreshPending = false
     var channels: [String: ChannelSyncState] = [:]
-    /// Each channel's chunks, read once from the store and kept in step with it:
-    /// the engine is the only writer.
-    var chunkCache: [String: [Chunk]] = [:]
     /// Channels with a catch-up running, so only one runs per channel.
     var catchingUp: Set<String> = []
-    /// Lanes with a runner, so each lane has at most one message in flight.
-    var runningLanes: Set<LaneKey> = []
+    /// The outbox's in-memory facts, beside its table.
+    var outbox = OutboxBookkeeping()
     var observers = MessageObservers()
-    /// Messages this device sent whose response came before their real-time echo,
-    /// while the channel was live: they stay pending in views until the echo puts them
-    /// in the cache at their place, so they never flicker or leave a hole.
-    var awaitingEcho: [String: Message] = [:]
-    /// Pending messages of an earlier run whose fate the service must be asked (Guarantees: Relaunch).
-    var awaitingReconciliation: Set<String> = []
-    /// Whether the automatic resends of an earlier run were scheduled again (first resume).
-    private var restoredAutomaticResends = false
-    /// Request ids being resent by the app (not by the automatic policy).
-    var manualResends: Set<String> = []
     /// Told the request id of every message that enters the failed state, whether or not
     /// a collection shows its channel: the soak uses it to know which messages may leave
     /// their lane's order. `nil` in apps.
     var failureWitness: (@Sendable (String) -> Void)?
-    /// Messages this device sent that synced lately, so `message(reqId:)` can answer
-    /// even when no collection has cached them; the oldest are forgotten past 1,000.
-    var recentlySynced: [String: Message] = [:]
-    var recentlySyncedOrder: [String] = []
-    /// The last upload progress reported per request id, for throttling.
-    var reportedProgress: [String: Double] = [:]
-    private var backgroundTasks: [Int: Task<Void, Never>] = [:]
-    private var nextTaskId = 0
-    /// Told whenever a background task ends or an event is handled (see `activitySignals()`).
-    var activityListeners: [Int: AsyncStream<Void>.Continuation] = [:]
-    var nextListenerId = 0
+    /// Tracked background tasks, and the listeners told when one ends or an event is
+    /// handled (see `activitySignals()`).
+    var background = BackgroundWork()
 
     init(store: ChatStore, service: any ChatService, options: SyncManagerOptions, userId: String) throws {
         self.store = store
@@ -77,7 +58,7 @@ actor SyncEngine {
         self.userId = userId
         // A relaunch: what was in flight, and what the host appended, is asked of the
         // service by request id before anything else is sent (Guarantees: Relaunch).
-        awaitingReconciliation = Set(
+        outbox.awaitingReconciliation = Set(
             try store.outboxEntries(states: [.created, .uploading, .syncing])
                 .filter { $0.message.syncState != .created || $0.origin == .host }
                 .map(\.reqId))
@@ -102,8 +83,8 @@ actor SyncEngine {
         isRunning = true
         connectionState = .connecting
         do { try enforceFailedLimits() } catch { logger.error("could not apply failed-message limits: \(error)") }
-        if !restoredAutomaticResends {
-            restoredAutomaticResends = true
+        if !outbox.restoredAutomaticResends {
+            outbox.restoredAutomaticResends = true
             restoreAutomaticResends()
         }
         handledEventCount = 0
@@ -137,8 +118,7 @@ actor SyncEngine {
         guard !isClosed else { return }
         pause()
         isClosed = true
-        for task in backgroundTasks.values { task.cancel() }
-        backgroundTasks.removeAll()
+        background.cancelAll()
         for view in views.values { view.finish() }
         views.removeAll()
         for view in channelViews.values { view.finish() }
@@ -150,7 +130,6 @@ actor SyncEngine {
     func clearCache() throws {
         try checkOpen()
         try store.clearCache()
-        chunkCache.removeAll()
         channels.removeAll()
         channelLogsEpoch = nil
         for view in views.values { view.clearSucceeded() }
@@ -161,21 +140,18 @@ actor SyncEngine {
 
     /// Runs `work` as a tracked task, so that close can cancel it and tests can wait for it.
     func runInBackground(_ work: @escaping @Sendable (SyncEngine) async -> Void) {
-        let id = nextTaskId
-        nextTaskId += 1
-        backgroundTasks[id] = Task { [weak self] in
+        let id = background.reserveId()
+        let task = Task { [weak self] in
             guard let self else { return }
             await work(self)
             await self.finishBackgroundTask(id)
         }
+        background.track(task, id: id)
     }
 
-    var backgroundTaskCount: Int { backgroundTasks.count }
+    var backgroundTaskCount: Int { background.count }
 
-    private func finishBackgroundTask(_ id: Int) {
-        backgroundTasks[id] = nil
-        signalActivity()
-    }
+    private func finishBackgroundTask(_ id: Int) { background.finish(id) }
 
     // MARK: - Service events
 
@@ -216,16 +192,12 @@ actor SyncEngine {
     private func connectionLost(to state: ConnectionState) {
         connectionState = state
         epoch += 1
-        for url in channels.keys {
-            channels[url]?.liveEdge = nil
-            channels[url]?.unprovenNewest = nil
-            channels[url]?.heldForLive.removeAll()
-        }
+        for url in channels.keys { channels[url]?.connectionLost() }
         // Sent messages whose echo will not come now leave the pending lists; the next
         // sync brings them to the succeeded list.
-        for (reqId, message) in awaitingEcho {
+        for (reqId, message) in outbox.awaitingEcho {
             for view in views(of: message.channelURL) { view.removePending(reqId) }
         }
-        awaitingEcho.removeAll()
+        outbox.awaitingEcho.removeAll()
     }
 }

@@ -1,4 +1,4 @@
-// MARK: - The live edge: proving a channel live, following it, catching views up to it
+// MARK: - The live edge: a channel goes live, and the views that follow it keep up
 
 extension SyncEngine {
     /// Whether `key` lies inside one of the channel's complete ranges.
@@ -46,44 +46,21 @@ extension SyncEngine {
         for view in fresh {
             let known = view.newestKnownAtOpen
             view.newestKnownAtOpen = nil
-            view.reachedNewest = true
-            view.upperBound = edge
+            view.bounds.reachNewest(at: edge)  // a fresh view has no bounds yet: they start here
             let rows = try store.page(
                 channelURL: channelURL, direction: .older, from: edge, inclusive: true, bound: max(known ?? chunk.start, chunk.start),
                 limit: view.limit, filter: view.filter
             ).filter { row in known.map { row.sortKey > $0 } ?? true }
             guard let oldest = rows.first else { continue }
             view.insert(rows, growing: .next)
-            view.lowerBound = oldest.sortKey
+            view.bounds.extendLower(to: oldest.sortKey)
         }
-    }
-
-    /// Stores the held real-time messages that a stored range now covers. A page answered
-    /// before a message arrived lacks it although its range holds it (a message dated in
-    /// the past); without this the range would claim to be complete without it.
-    func absorbHeld(_ channelURL: String, within range: Chunk) throws {
-        guard let held = channels[channelURL]?.heldForLive, !held.isEmpty else { return }
-        let inside = held.filter { range.contains($0.sortKey) }
-        guard !inside.isEmpty else { return }
-        channels[channelURL]?.heldForLive.removeAll { range.contains($0.sortKey) }
-        try store.upsertMessages(inside)
-        refreshViews(channelURL, with: inside)
-    }
-
-    /// Counts a request that may prove the channel live, for the duration of `body`.
-    func whileProvingLive<T>(_ channelURL: String, _ body: () async throws -> T) async rethrows -> T {
-        channels[channelURL, default: ChannelSyncState()].liveCapableRequests += 1
-        defer {
-            channels[channelURL]?.liveCapableRequests -= 1
-            if channels[channelURL]?.liveCapableRequests == 0 { channels[channelURL]?.heldForLive.removeAll() }
-        }
-        return try await body()
     }
 
     /// The chunk holding the channel's newest known message: its live edge, or the end
     /// of a page that reached the newest message before the channel could be proven live.
     func newestChunk(_ channelURL: String) throws -> Chunk? {
-        guard let edge = channels[channelURL].flatMap({ $0.liveEdge ?? $0.unprovenNewest }) else { return nil }
+        guard let edge = channels[channelURL]?.newestKnown else { return nil }
         return try chunks(of: channelURL).first { $0.contains(edge) }
     }
 
@@ -123,69 +100,9 @@ extension SyncEngine {
                 from = rows[rows.count - 1].sortKey
                 if rows.count < view.capacity { break }
             }
-            view.upperBound = max(view.upperBound ?? chunk.end, chunk.end)
+            view.bounds.extendUpper(to: chunk.end)
         }
         if loose { startCatchUp(channelURL) }
     }
 
-    /// Catches up, in the background, the views of a channel that reached its newest
-    /// messages but do not follow the live edge (yet). Does nothing offline or when a
-    /// catch-up of that channel already runs.
-    func startCatchUp(_ channelURL: String) {
-        guard isOnline, !catchingUp.contains(channelURL) else { return }
-        catchingUp.insert(channelURL)
-        runInBackground { engine in
-            let epochAtStart = await engine.epoch
-            var complete = true
-            do { complete = try await engine.catchUp(channelURL) } catch { await engine.logCatchUpFailure(channelURL, error) }
-            await engine.endCatchUp(channelURL)
-            if !complete { await engine.scheduleSyncRetry(attempt: 0, epoch: epochAtStart) }
-        }
-    }
-
-    func endCatchUp(_ channelURL: String) { catchingUp.remove(channelURL) }
-
-    /// Asks for the channel's newest messages so that, over an unbroken connection, the
-    /// channel goes live (and its fresh views with it). Answers `false` when the service
-    /// did not answer or the page did not reach the newest message.
-    func proveLive(_ channelURL: String, epoch epochAtStart: Int) async throws -> Bool {
-        let query = MessageQuery(
-            channelURL: channelURL, timestamp: .max, anchorMessageId: .max, prevLimit: options.syncBatchSize, nextLimit: 1)
-        return try await whileProvingLive(channelURL) {
-            guard let page = try await requestUnlessTransient({ try await $0.fetchMessages(query) }), !isClosed, epoch == epochAtStart
-            else { return false }
-            try applyPage(page, for: query, mayGoLive: isOnline)
-            return channels[channelURL]?.liveEdge != nil
-        }
-    }
-
-    func logCatchUpFailure(_ channelURL: String, _ error: any Error) {
-        logger.warning("catching up \(channelURL) failed: \(error)")
-    }
-
-    /// Refreshes the views that hold any of `messages` (newer versions); a message
-    /// that no longer matches a view's filter leaves it. With `admitting`, one that now
-    /// matches enters it where the view is complete: that is for edits, not for new
-    /// messages, which enter following views only when the channel goes live.
-    func refreshViews(_ channelURL: String, with messages: [Message], admitting: Bool = true) {
-        guard !messages.isEmpty else { return }
-        for view in views(of: channelURL) {
-            var updates: [Message] = []
-            var removals: Set<Int64> = []
-            var insertions: [Message] = []
-            for message in messages {
-                if view.contains(messageId: message.messageId) {
-                    if view.filter.matches(message) { updates.append(message) } else { removals.insert(message.messageId) }
-                } else if admitting, view.filter.matches(message),
-                    view.covers(message.sortKey, followingLive: (try? isFollowingLive(view)) ?? false),
-                    (try? isInCompleteRange(message.sortKey, in: channelURL)) == true
-                {
-                    insertions.append(message)
-                }
-            }
-            view.remove(messageIds: removals)
-            view.update(updates)
-            if !insertions.isEmpty { view.insert(insertions, growing: .next) }
-        }
-    }
 }

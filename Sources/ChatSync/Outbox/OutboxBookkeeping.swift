@@ -1,0 +1,52 @@
+/// What the engine knows about its outbox beyond the table: facts that live only as
+/// long as the process (which lanes run, which answers wait for their echo, which
+/// entries an earlier run left unknown, which resends the app asked for, upload
+/// progress, and messages that synced lately).
+///
+/// Every fact is keyed by request id, and the three ways an entry stops being in
+/// flight (it synced, it failed, it was dropped) each end all of them here, in one
+/// place, so that no path leaves a stale fact behind.
+struct OutboxBookkeeping {
+    /// Lanes with a runner, so each lane has at most one message in flight.
+    var runningLanes: Set<LaneKey> = []
+    /// Messages this device sent whose response came before their real-time echo,
+    /// while the channel was live: they stay pending in views until the echo puts them
+    /// in the cache at their place, so they never flicker or leave a hole.
+    var awaitingEcho: [String: Message] = [:]
+    /// Pending messages of an earlier run whose fate the service must be asked
+    /// (Guarantees: Relaunch). A lane waits behind such a head.
+    var awaitingReconciliation: Set<String> = []
+    /// Whether the automatic resends of an earlier run were scheduled again (first resume).
+    var restoredAutomaticResends = false
+    /// Request ids being resent by the app (not by the automatic policy).
+    private(set) var manualResends: Set<String> = []
+    /// The last upload progress reported per request id, for throttling.
+    var reportedProgress: [String: Double] = [:]
+    /// Messages of this device that synced lately, for `message(reqId:)`.
+    private(set) var recentlySynced = RecentlySynced()
+
+    /// The app asked to resend a failed message.
+    mutating func noteManualResend(_ reqId: String) { manualResends.insert(reqId) }
+
+    /// The entry left the outbox because the service has it: every in-flight fact about
+    /// it ends, and it is remembered as synced.
+    mutating func retire(_ synced: Message) {
+        forget(synced.reqId)
+        recentlySynced.remember(synced)
+    }
+
+    /// A send attempt failed: the entry is no longer uploading or resent by hand.
+    /// Answers whether the attempt was a resend the app asked for.
+    mutating func endAttempt(_ reqId: String) -> Bool {
+        reportedProgress[reqId] = nil
+        return manualResends.remove(reqId) != nil
+    }
+
+    /// The entry left the outbox without syncing (cancelled, dropped, or failed under
+    /// the `.none` policy): every in-flight fact about it ends.
+    mutating func forget(_ reqId: String) {
+        awaitingReconciliation.remove(reqId)
+        manualResends.remove(reqId)
+        reportedProgress[reqId] = nil
+    }
+}

@@ -1,0 +1,67 @@
+// MARK: - The app's calls on the outbox: resend, cancel, delete failed, look up, observe
+
+extension SyncEngine {
+
+    func resend(reqId: String) throws -> Message {
+        try checkOpen()
+        guard let entry = try store.outboxEntry(reqId: reqId), entry.message.syncState == .failed else {
+            throw SyncManagerError(.invalidParameter, "no failed message with reqId '\(reqId)'")
+        }
+        guard entry.origin == .outbox else {
+            throw SyncManagerError(.invalidParameter, "'\(reqId)' was sent by the host app; resend it through its SDK")
+        }
+        try requeue(reqId: reqId, manual: true)
+        return try store.outboxEntry(reqId: reqId)?.message ?? entry.message
+    }
+
+    func cancel(reqId: String) throws {
+        try checkOpen()
+        guard let entry = try store.outboxEntry(reqId: reqId), entry.message.syncState == .created || entry.message.syncState == .failed
+        else {
+            throw SyncManagerError(.invalidParameter, "only a waiting or failed message can be cancelled ('\(reqId)')")
+        }
+        try drop(entry, reason: .removeManualAction)
+    }
+
+    func deleteFailed(reqId: String) throws {
+        try checkOpen()
+        guard let entry = try store.outboxEntry(reqId: reqId), entry.message.syncState == .failed else {
+            throw SyncManagerError(.invalidParameter, "no failed message with reqId '\(reqId)'")
+        }
+        try drop(entry, reason: .removeManualAction)
+    }
+
+    func deleteAllFailed(channelURL: String?) throws {
+        try checkOpen()
+        for entry in try store.outboxEntries(channelURL: channelURL, states: [.failed]) {
+            try drop(entry, reason: .removeManualAction)
+        }
+    }
+
+    func message(reqId: String) -> Message? {
+        guard !isClosed else { return nil }
+        if let entry = try? store.outboxEntry(reqId: reqId) { return entry.message }
+        if let cached = try? store.message(reqId: reqId) { return cached }
+        return outbox.awaitingEcho[reqId] ?? outbox.recentlySynced[reqId]
+    }
+
+    func observe(reqId: String, _ continuation: AsyncStream<Message>.Continuation) {
+        guard let current = message(reqId: reqId) else {
+            continuation.finish()
+            return
+        }
+        continuation.yield(current)
+        if current.syncState == .synced {
+            continuation.finish()
+            return
+        }
+        let id = observers.add(reqId, continuation)
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.stopObserving(reqId, id) }
+        }
+    }
+
+    private func stopObserving(_ reqId: String, _ id: Int) {
+        observers.remove(reqId, id: id)
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+
+// MARK: - Sending: a new message enters the outbox
+
+extension SyncEngine {
+
+    /// Validates, stores the message in the outbox (one transaction), shows it as
+    /// pending, and wakes its lane. Answers the stored message.
+    func send(_ params: MessageParams, channelURL: String) throws -> Message {
+        try checkOpen()
+        let file = try validate(params, channelURL: channelURL)
+        let (userId, time, reqId) = (userId, now, UUID().uuidString)
+        // One transaction: the membership check, the time floor and the insert.
+        let entry = try store.write { db -> OutboxEntry in
+            if let members = try ChatStore.channelMembers(channelURL, in: db), !members.isEmpty, !members.contains(userId) {
+                throw SyncManagerError(.invalidParameter, "\(userId) is not a member of \(channelURL)")
+            }
+            let createdAt = max(time, try ChatStore.newestCreatedAt(channelURL, in: db) ?? .min)
+            let message = Message(
+                reqId: reqId, channelURL: channelURL, senderId: userId, kind: params.kind, text: params.text,
+                customType: params.customType, data: params.data, file: file, parentMessageId: params.parentMessageId,
+                createdAt: createdAt, syncState: .created)
+            return try ChatStore.insertOutbox(OutboxEntry(message: message), in: db)
+        }
+        present(entry, entering: true)
+        kickLanes(channelURL)
+        return entry.message
+    }
+
+    /// Checks what only the client can check; answers the attachment to store.
+    private func validate(_ params: MessageParams, channelURL: String) throws -> FileInfo? {
+        func invalid(_ why: String) -> SyncManagerError { SyncManagerError(.invalidParameter, why) }
+        guard !channelURL.isEmpty else { throw invalid("channelURL must not be empty") }
+        guard params.text.count <= SendLimits.maxTextLength else {
+            throw invalid("the text is longer than \(SendLimits.maxTextLength) characters")
+        }
+        guard params.data.utf8.count <= SendLimits.maxDataSize else {
+            throw invalid("the data is larger than \(SendLimits.maxDataSize) bytes")
+        }
+        switch params.kind {
+        case .text:
+            guard !params.text.allSatisfy(\.isWhitespace) else {
+                throw invalid("a text message needs text")
+            }
+            return nil
+        case .custom:
+            guard !params.customType.isEmpty else { throw invalid("a custom message needs a customType") }
+            return nil
+        case .image, .video, .audio, .file:
+            guard let path = params.localPath, !path.isEmpty else { throw invalid("a media message needs a file") }
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+                throw invalid("no file at \(path)")
+            }
+            guard FileManager.default.isReadableFile(atPath: path) else { throw invalid("the file at \(path) cannot be read") }
+            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
+            guard size <= SendLimits.maxFileSize else {
+                throw invalid("the file is larger than \(SendLimits.maxFileSize) bytes")
+            }
+            let name = params.fileName.flatMap { $0.isEmpty ? nil : $0 } ?? URL(fileURLWithPath: path).lastPathComponent
+            return FileInfo(name: name, mimeType: params.mimeType ?? "application/octet-stream", size: size, localPath: path)
+        }
+    }
+}

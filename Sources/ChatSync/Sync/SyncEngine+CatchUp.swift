@@ -1,0 +1,109 @@
+// MARK: - Catching views up to the live edge, and proving a channel live
+
+extension SyncEngine {
+
+    /// Catches up, in the background, the views of a channel that reached its newest
+    /// messages but do not follow the live edge (yet). Does nothing offline or when a
+    /// catch-up of that channel already runs.
+    func startCatchUp(_ channelURL: String) {
+        guard isOnline, !catchingUp.contains(channelURL) else { return }
+        catchingUp.insert(channelURL)
+        runInBackground { engine in
+            let epochAtStart = await engine.epoch
+            var complete = true
+            do { complete = try await engine.catchUp(channelURL) } catch { await engine.logCatchUpFailure(channelURL, error) }
+            await engine.endCatchUp(channelURL)
+            if !complete { await engine.scheduleSyncRetry(attempt: 0, epoch: epochAtStart) }
+        }
+    }
+
+    func endCatchUp(_ channelURL: String) { catchingUp.remove(channelURL) }
+
+    /// Asks for the channel's newest messages so that, over an unbroken connection, the
+    /// channel goes live (and its fresh views with it). Answers `false` when the service
+    /// did not answer or the page did not reach the newest message.
+    func proveLive(_ channelURL: String, epoch epochAtStart: Int) async throws -> Bool {
+        let query = MessageQuery(
+            channelURL: channelURL, timestamp: .max, anchorMessageId: .max, prevLimit: options.syncBatchSize, nextLimit: 1)
+        return try await whileProvingLive(channelURL) {
+            guard let page = try await requestUnlessTransient({ try await $0.fetchMessages(query) }), !isClosed, epoch == epochAtStart
+            else { return false }
+            try applyPage(page, for: query, mayGoLive: isOnline)
+            return channels[channelURL]?.liveEdge != nil
+        }
+    }
+
+    func logCatchUpFailure(_ channelURL: String, _ error: any Error) {
+        logger.warning("catching up \(channelURL) failed: \(error)")
+    }
+
+    /// Syncs forward, for each view that reached the newest messages but no longer
+    /// follows the live edge, from the end of its chunk until the channel is live and
+    /// the view joined to it, unless more than `hugeGapThreshold` messages are
+    /// missing: then that view is told of a huge gap instead. Answers `false` when the
+    /// service did not answer.
+    @discardableResult
+    func catchUp(_ channelURL: String) async throws -> Bool {
+        let epochAtStart = epoch
+        // Change logs first: views are about to be filled from the cache (Guarantees: Live updates and reconnect).
+        guard try await applyChangeLogsIfDue(channelURL) else { return false }
+        var fetched: [Int: Int] = [:]  // by view id
+        while isOnline, epoch == epochAtStart {
+            let loose = try views(of: channelURL).filter { try $0.reachedNewest && !isFollowingLive($0) }
+            guard let view = loose.first else {
+                if channels[channelURL]?.liveEdge == nil, views(of: channelURL).contains(where: \.isFresh) {
+                    guard try await proveLive(channelURL, epoch: epochAtStart) else { return false }
+                    continue
+                }
+                try pumpLive(channelURL)
+                return true
+            }
+            let upper = view.upperBound ?? view.viewpointKey
+            guard let chunk = try chunks(of: channelURL).first(where: { $0.contains(upper) }) else {
+                view.bounds.stopFollowing()  // its range is no longer cached: it cannot follow
+                continue
+            }
+            let edge = chunk.end
+            let query = MessageQuery(
+                channelURL: channelURL, timestamp: edge.createdAt, anchorMessageId: edge.messageId, prevLimit: 0,
+                nextLimit: min(options.syncBatchSize, max(1, options.hugeGapThreshold + 1 - fetched[view.id, default: 0])),
+                inclusive: false)
+            let answer: MessagePage? = try await whileProvingLive(channelURL) {
+                guard let page = try await requestUnlessTransient({ try await $0.fetchMessages(query) }), !isClosed, epoch == epochAtStart
+                else { return nil }
+                try applyPage(page, for: query, mayGoLive: isOnline)  // catch-up runs only while online, in one epoch
+                return page
+            }
+            guard let page = answer else { return false }
+            let gained = page.messages.filter { $0.sortKey > edge }.count
+            if gained == 0, try !isFollowingLive(view) {
+                // Nothing past the edge, yet the view is still not joined to the live edge: the
+                // channel's state contradicts the service (an earlier malformed answer, such as a
+                // message dated in the future). Asking again at once would spin; the retry with
+                // backoff asks later, a bounded number of times.
+                return false
+            }
+            fetched[view.id, default: 0] += gained
+            // More than the threshold missing is a huge gap, whether or not more follow:
+            // the requests ask at most threshold + 1, so exactly that many is one too.
+            if fetched[view.id, default: 0] > options.hugeGapThreshold {
+                try reportHugeGap(to: view, andThoseIn: chunk, among: loose)
+            }
+        }
+        return false  // offline, or a new connection took over
+    }
+
+    /// Tells `view`, and the other loose views whose range lies in the same chunk, that
+    /// too many messages separate them from the newest: they stop following it.
+    private func reportHugeGap(to view: MessageView, andThoseIn chunk: Chunk, among loose: [MessageView]) throws {
+        let current = try chunks(of: view.channelURL)
+        let sameChunk = loose.filter { other in
+            let start = current.first { $0.contains(other.upperBound ?? other.viewpointKey) }?.start
+            return other !== view && start == chunk.start
+        }
+        for gapped in [view] + sameChunk {
+            gapped.bounds.stopFollowing()
+            gapped.emit(.hugeGapDetected)
+        }
+    }
+}

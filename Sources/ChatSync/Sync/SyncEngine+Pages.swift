@@ -1,0 +1,110 @@
+// MARK: - Applying a page: what the service answered becomes cache, chunks and view updates
+
+extension SyncEngine {
+    /// Stores a page the service answered for `query`, with the range it proves
+    /// complete, in one transaction; refreshes the views that hold its messages; and,
+    /// when the page reaches the channel's newest message over an unbroken
+    /// connection, makes the channel live.
+    func applyPage(_ page: MessagePage, for query: MessageQuery, mayGoLive: Bool) throws {
+        let channelURL = query.channelURL
+        var messages = Self.sanitized(page.messages, channelURL: channelURL)
+        let span = PageSpan(page: page, messages: messages, query: query)
+        guard span.start <= span.end else {
+            logger.warning("ignoring a page whose range is reversed (\(span.start) > \(span.end)) in \(channelURL)")
+            try store.upsertMessages(messages)
+            return
+        }
+        // A range that starts at the end of time proves nothing (an empty answer that still
+        // claimed older messages): stored as a chunk it would become a live edge no real
+        // message can reach, and a catch-up would chase it.
+        guard span.start < .max else {
+            logger.warning("ignoring the range of an empty page that claims older messages in \(channelURL)")
+            try store.upsertMessages(messages)
+            return
+        }
+        try resolveOwnArrivals(&messages, in: channelURL)
+        let merged = try storeBatch(
+            messages, completing: Chunk(channelURL: channelURL, start: span.start, end: span.end),
+            authoritative: span.authoritative)
+        refreshViews(channelURL, with: messages, admitting: false)
+        try absorbHeld(channelURL, within: merged)
+        if span.reachesNewest {
+            if mayGoLive {
+                try goLive(channelURL, at: span.end)
+            } else if channels[channelURL]?.liveEdge == nil {
+                channels[channelURL, default: ChannelSyncState()].unprovenNewest = span.end
+            }
+        }
+    }
+
+    /// Messages of this device that sync brings back resolve their outbox entries first.
+    private func resolveOwnArrivals(_ messages: inout [Message], in channelURL: String) throws {
+        guard !outbox.awaitingEcho.isEmpty || messages.contains(where: { !$0.reqId.isEmpty }) else { return }
+        let waiting = Set(try store.outboxEntries(channelURL: channelURL).map(\.reqId)).union(outbox.awaitingEcho.keys)
+        for index in messages.indices where messages[index].reqId.isEmpty || waiting.contains(messages[index].reqId) {
+            try resolveArrival(&messages[index])
+        }
+    }
+
+    /// Stores a batch and its complete range in one transaction; answers the merged
+    /// range. Rows inside `authoritative` that the batch lacks leave the cache and the views.
+    @discardableResult
+    func storeBatch(_ messages: [Message], completing range: Chunk, authoritative: KeyRange? = nil) throws -> Chunk {
+        let existing = try chunks(of: range.channelURL)
+        let (merged, removed) = try store.applySyncBatch(messages, completing: range, authoritative: authoritative)
+        channels[range.channelURL, default: ChannelSyncState()].chunks = Chunk.merging(range, into: existing)
+        if !removed.isEmpty {
+            for view in views(of: range.channelURL) { view.remove(messageIds: Set(removed)) }
+        }
+        return merged ?? range
+    }
+
+    func chunks(of channelURL: String) throws -> [Chunk] {
+        if let cached = channels[channelURL]?.chunks { return cached }
+        let loaded = try store.chunks(channelURL: channelURL)
+        channels[channelURL, default: ChannelSyncState()].chunks = loaded
+        return loaded
+    }
+
+    /// Whether a creation time can be a real message's: the two extremes are the ends of
+    /// the key space (``MessageKey/min`` and ``MessageKey/max`` mark "before everything"
+    /// and "after everything"), so a message dated there would be taken for an edge.
+    static func isPlausibleTime(_ createdAt: Int64) -> Bool { createdAt > .min && createdAt < .max }
+
+    /// The messages of `channelURL` only, ascending by key, each id once (the newest version),
+    /// none dated at the ends of time.
+    static func sanitized(_ messages: [Message], channelURL: String) -> [Message] {
+        // The usual page is already clean: right channel, ascending, each id once.
+        var clean = true
+        for (index, message) in messages.enumerated() {
+            if message.channelURL != channelURL || message.messageId <= 0 || !Self.isPlausibleTime(message.createdAt)
+                || message.syncState != .synced || message.uploadProgress != nil
+                || message.failure != nil || (index > 0 && !(messages[index - 1].sortKey < message.sortKey))
+            {
+                clean = false
+                break
+            }
+        }
+        if clean { return messages }
+        var byId: [Int64: Message] = [:]
+        for candidate in messages
+        where candidate.channelURL == channelURL && candidate.messageId > 0 && isPlausibleTime(candidate.createdAt) {
+            let message = candidate.asSynced
+            if let existing = byId[message.messageId], existing.updatedAt > message.updatedAt { continue }
+            byId[message.messageId] = message
+        }
+        return byId.values.sorted { $0.sortKey < $1.sortKey }
+    }
+
+    /// Stores the held real-time messages that a stored range now covers. A page answered
+    /// before a message arrived lacks it although its range holds it (a message dated in
+    /// the past); without this the range would claim to be complete without it.
+    func absorbHeld(_ channelURL: String, within range: Chunk) throws {
+        guard let held = channels[channelURL]?.heldForLive, !held.isEmpty else { return }
+        let inside = held.filter { range.contains($0.sortKey) }
+        guard !inside.isEmpty else { return }
+        channels[channelURL]?.heldForLive.removeAll { range.contains($0.sortKey) }
+        try store.upsertMessages(inside)
+        refreshViews(channelURL, with: inside)
+    }
+}

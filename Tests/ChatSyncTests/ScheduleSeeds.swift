@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+
+/// Which seeds a seeded generator runs, how they are split into batches, and how a
+/// failing one names the command that replays it alone. Every generator of the suite
+/// (soak, model tests, hostile answers, channel lists) goes through this one type, so
+/// the environment variables behave the same everywhere: `<NAME>_SEED=N` replays one
+/// seed, `<NAME>_SEEDS=N` runs seeds 0..<N, and the regressions beyond the range always run.
+struct ScheduleSeeds: Sendable {
+    /// The environment variables' prefix, such as `SOAK`.
+    let name: String
+    /// What to pass to `swift test --filter` to run only this generator.
+    let filter: String
+    let defaultCount: Int
+    /// Seeds beyond the default range that once found a bug, kept so CI keeps checking the fix.
+    let regressions: [UInt64]
+
+    /// The soak (SoakTests): 2416 (a lost change-log request after reconnecting was never retried).
+    static let soak = ScheduleSeeds(name: "SOAK", filter: "Soak", defaultCount: 1_000, regressions: [2416])
+    /// The two model-based tests: 1452, 1610 (a stale stray row), 1495 (a stray row past the
+    /// live edge), 362 (an old subscription's event applied after resume; needs load to show).
+    static let model = ScheduleSeeds(name: "MODEL", filter: "model", defaultCount: 200, regressions: [362, 1452, 1495, 1610])
+    /// Hostile answers: 2155 (an empty page claiming older messages became a range at the
+    /// end of time; a catch-up then asked without end).
+    static let hostile = ScheduleSeeds(name: "HOSTILE", filter: "Hostile", defaultCount: 400, regressions: [2155])
+    /// The channel list's replay generator.
+    static let channelList = ScheduleSeeds(name: "CHANNEL_LIST", filter: "ChannelCollection", defaultCount: 120, regressions: [])
+
+    var all: [UInt64] {
+        let environment = ProcessInfo.processInfo.environment
+        if let one = environment["\(name)_SEED"].flatMap(UInt64.init) { return [one] }
+        let count = UInt64(environment["\(name)_SEEDS"].flatMap(Int.init) ?? defaultCount)
+        return Array(0..<count) + regressions.filter { $0 >= count }
+    }
+
+    /// The seeds of batch `batch` of `count`: a test case per seed would start all of them
+    /// at once, each with its database files open, and thousands of seeds would run the
+    /// process out of file descriptors; batches run their seeds one after another.
+    func batch(_ batch: Int, of count: Int) -> [UInt64] {
+        all.filter { $0 % UInt64(count) == UInt64(batch) }
+    }
+
+    /// "seed N (replay: NAME_SEED=N swift test --filter F)", for failure messages.
+    func describe(_ seed: UInt64) -> String {
+        "seed \(seed) (replay: \(name)_SEED=\(seed) swift test --filter \(filter))"
+    }
+
+    /// Runs `schedule` for each seed of a batch; a seed that throws is recorded as an
+    /// issue naming its replay, and the others still run.
+    func run(batch index: Int, of count: Int, _ schedule: (UInt64) async throws -> Void) async {
+        for seed in batch(index, of: count) {
+            do {
+                try await schedule(seed)
+            } catch {
+                Issue.record("\(describe(seed)) threw \(error)")
+            }
+        }
+    }
+}
