@@ -432,16 +432,3 @@ extension SimulatedChatServer.ChannelState {
         return index < messages.count && messages[index].messageId == messageId ? index : nil
     }
 }
-
-/// Work held back until a test releases it.
-struct Gate {
-    var isHolding = false
-    var waiting: [CheckedContinuation<Void, Never>] = []
-
-    mutating func release() {
-        isHolding = false
-        let released = waiting
-        waiting.removeAll()
-        for continuation in released { continuation.resume() }
-    }
-}
