@@ -79,7 +79,7 @@ struct Harness {
         }
         await engine.endActivitySignals(listener)
         let delivered = await server.deliveredEventCount(for: "alice")
-        let handled = await manager.engine.handledEventCount
+        let handled = await manager.engine.connection.handledEventCount
         let tasks = await manager.engine.backgroundTaskCount
         Issue.record(
             "the manager did not settle: \(handled) of \(delivered) events handled, \(tasks) tasks", sourceLocation: sourceLocation)

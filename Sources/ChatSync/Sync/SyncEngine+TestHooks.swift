@@ -4,7 +4,7 @@ extension SyncEngine {
     /// No background work is running and every real-time event the service has
     /// delivered to the current subscription (`delivered`) has been handled.
     func isIdle(deliveredEvents delivered: Int) -> Bool {
-        backgroundTaskCount == 0 && (!isRunning || handledEventCount >= delivered)
+        backgroundTaskCount == 0 && (!isRunning || connection.handledEventCount >= delivered)
     }
 
     /// A stream that yields whenever a background task ends or an event is handled, so

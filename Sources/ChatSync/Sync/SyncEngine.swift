@@ -17,18 +17,13 @@ actor SyncEngine {
     var now: Int64 { options.currentTime() }
 
     private(set) var isClosed = false
-    private(set) var isRunning = false
-    private(set) var connectionState: ConnectionState = .offline
+    /// Running or paused, the connection's state, its epoch and subscription.
+    private(set) var connection = ConnectionTracker()
     private var eventsTask: Task<Void, Never>?
-
-    /// Bumped whenever the connection is lost or sync paused: a result obtained in an
-    /// older epoch may be stored, but never taken as proof that the cache is live.
-    private(set) var epoch = 0
-    /// Real-time events handled from the current subscription (tests wait on it).
-    private(set) var handledEventCount = 0
-    /// Bumped by every resume: an event still in the hands of an older subscription's
-    /// loop is dropped rather than applied out of order.
-    private var subscription = 0
+    var isRunning: Bool { connection.isRunning }
+    var connectionState: ConnectionState { connection.state }
+    /// See ``ConnectionTracker/epoch``: a result of an older epoch never proves a channel live.
+    var epoch: Int { connection.epoch }
 
     var views: [Int: MessageView] = [:]
     var channelViews: [Int: ChannelView] = [:]
@@ -80,22 +75,18 @@ actor SyncEngine {
 
     func resume() async {
         guard !isClosed, !isRunning else { return }
-        isRunning = true
-        connectionState = .connecting
+        let current = connection.start()
         do { try enforceFailedLimits() } catch { logger.error("could not apply failed-message limits: \(error)") }
         if !outbox.restoredAutomaticResends {
             outbox.restoredAutomaticResends = true
             restoreAutomaticResends()
         }
-        handledEventCount = 0
-        subscription += 1
-        let current = subscription
         let stream = await service.events()
         var events = stream.makeAsyncIterator()
         // A subscription starts with the connection state: apply it before returning,
         // so that a fetch right after `resumeSync()` knows whether it may go online.
         if let first = await events.next() { handle(first, from: current) }
-        guard isRunning, !isClosed, subscription == current else { return }  // paused or closed meanwhile
+        guard isRunning, !isClosed, connection.subscription == current else { return }  // paused or closed meanwhile
         // The loop holds the engine weakly so that a forgotten manager can go away.
         eventsTask = Task { [weak self, events] in
             var events = events
@@ -108,7 +99,7 @@ actor SyncEngine {
 
     func pause() {
         guard isRunning else { return }
-        isRunning = false
+        connection.stop()
         eventsTask?.cancel()
         eventsTask = nil
         connectionLost(to: .offline)
@@ -157,8 +148,7 @@ actor SyncEngine {
 
     private func handle(_ event: ServiceEvent, from subscription: Int) {
         // A late event of an older subscription, or after pause or close, is dropped, not applied.
-        guard subscription == self.subscription else { return }
-        handledEventCount += 1
+        guard connection.admit(eventOf: subscription) else { return }
         defer { signalActivity() }
         guard isRunning, !isClosed else { return }
         switch event {
@@ -166,7 +156,7 @@ actor SyncEngine {
             guard state != connectionState else { return }
             logger.debug("connection \(connectionState) -> \(state)")
             if state == .online {
-                connectionState = .online
+                connection.comeOnline()
                 runInBackground { engine in
                     await engine.reconcileRelaunch()
                     await engine.kickLanes()
@@ -190,8 +180,7 @@ actor SyncEngine {
 
     /// The real-time stream is broken: nothing is live any more.
     private func connectionLost(to state: ConnectionState) {
-        connectionState = state
-        epoch += 1
+        connection.lose(to: state)
         for url in channels.keys { channels[url]?.connectionLost() }
         // Sent messages whose echo will not come now leave the pending lists; the next
         // sync brings them to the succeeded list.
