@@ -36,12 +36,18 @@ struct RelaunchTests {
         let doomed = try await harness.manager.sendMessage(.text("retry me after a relaunch"), channelURL: Harness.channel)
         #expect(await eventually { (try? harness.outbox().first?.message.syncState) == .failed })
         // The app is killed before the resend 2 s later; the next run starts healthy.
+        // It gets a clock of its own: the killed run's resend sleeper leaves the old
+        // clock only when its cancelled task next runs, so on a shared clock the check
+        // below could see that stale sleeper, and the advance could pass before the new
+        // run's sleeper registered (a sleeper registered at its own deadline never wakes).
+        let nextRunClock = TestClock()
+        harness.options.clock = nextRunClock
         try await harness.relaunch()
         await harness.server.setFaults(FaultPlan())
         await harness.manager.resumeSync()
-        #expect(await sleeperRegistered(on: clock), "the resend is scheduled again")
+        #expect(await sleeperRegistered(on: nextRunClock), "the resend is scheduled again")
         #expect(await harness.server.messages(in: Harness.channel).isEmpty, "not before its delay")
-        await clock.advance(by: .seconds(2))
+        await nextRunClock.advance(by: .seconds(2))
         // The outcome, not idleness (on a TestClock another sleeper may still wait for
         // time), and event-driven: the message's own stream ends once it is synced. A
         // budget of scheduler turns ran out here when the whole suite loaded both cores.
