@@ -15,8 +15,10 @@ struct ScheduleSeeds: Sendable {
     /// Seeds beyond the default range that once found a bug, kept so CI keeps checking the fix.
     let regressions: [UInt64]
 
-    /// The soak (SoakTests): 2416 (a lost change-log request after reconnecting was never retried).
-    static let soak = ScheduleSeeds(name: "SOAK", filter: "Soak", defaultCount: 1_000, regressions: [2416])
+    /// The soak (SoakTests): 2416 (a lost change-log request after reconnecting was never
+    /// retried), 4019 and 1322084 (a resend answered with a message deleted since waited
+    /// for its echo for good).
+    static let soak = ScheduleSeeds(name: "SOAK", filter: "Soak", defaultCount: 1_000, regressions: [2416, 4019, 1322084])
     /// The two model-based tests: 1452, 1610 (a stale stray row), 1495 (a stray row past the
     /// live edge), 362 (an old subscription's event applied after resume; needs load to show).
     static let model = ScheduleSeeds(name: "MODEL", filter: "model", defaultCount: 200, regressions: [362, 1452, 1495, 1610])

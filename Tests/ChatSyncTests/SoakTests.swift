@@ -83,7 +83,7 @@ struct SoakTests {
         await harness.online()
         let badTexts = Self.badTexts
         let context = { (step: Int, log: [String]) in
-            "\(ScheduleSeeds.soak.describe(seed)) policy \(policy) step \(step): \(log.suffix(8))"
+            "\(ScheduleSeeds.soak.describe(seed)) policy \(policy) step \(step): \(log.suffix(ProcessInfo.processInfo.environment["SOAK_LOG"] == nil ? 8 : log.count))"
         }
 
         for step in 0..<30 {

@@ -24,6 +24,9 @@ struct OutboxBookkeeping {
     var reportedProgress: [String: Double] = [:]
     /// Messages of this device that synced lately, for `message(reqId:)`.
     private(set) var recentlySynced = RecentlySynced()
+    /// Messages the service deleted during this run, so that an answer naming one is
+    /// known for a message sent and deleted since.
+    var deletedLately = DeletedLately()
 
     /// The app asked to resend a failed message.
     mutating func noteManualResend(_ reqId: String) { manualResends.insert(reqId) }

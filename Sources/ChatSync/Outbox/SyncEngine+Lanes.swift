@@ -55,6 +55,10 @@ extension SyncEngine {
                 parentMessageId: entry.message.parentMessageId)
             let sent = try Self.checkedAnswer(try await service.sendMessage(request), to: request)
             guard !isClosed else { return false }
+            if head.attempts > 0 || head.isInFailedList, await isGoneFromTheService(sent) {
+                outbox.deletedLately.remember(channelURL: sent.channelURL, messageIds: [sent.messageId])
+            }
+            guard !isClosed else { return false }
             try resolveSent(reqId: reqId, sent: sent)
         } catch let error as SyncManagerError {
             // Closed while the request was out: the store is gone and the relaunch asks.

@@ -8,15 +8,27 @@ extension SyncEngine {
         let sent = sent.asSynced
         guard let entry = try store.outboxEntry(reqId: reqId) else { return }  // resolved (by its echo) or cancelled
         try retire(reqId, as: sent)
-        noteNewMessage(sent)
         let channelURL = sent.channelURL
+        if outbox.deletedLately.contains(channelURL: channelURL, messageId: sent.messageId) {
+            // Stored by an earlier attempt whose answer was lost, then deleted: it was
+            // sent, and is shown nowhere. Its echo came and went, or never comes.
+            withdraw(entry, reason: .removeResendSucceeded)
+            return
+        }
+        noteNewMessage(sent)
         if let live = channels[channelURL]?.liveEdge, sent.sortKey > live {
             // Its real-time echo will place it; until then it stays where it is shown.
             outbox.awaitingEcho[reqId] = sent
             return
         }
         withdraw(entry, reason: .removeResendSucceeded)
-        if try isInCompleteRange(sent.sortKey, in: channelURL) {
+        // Inside a range the cache holds as complete, the cache knows whether the service
+        // still has it: its echo put it there, or it was deleted before the range was read
+        // (a resend answered with what an earlier attempt stored). Adding it would show
+        // a deleted message; a copy the cache holds takes the answer.
+        if try isInCompleteRange(sent.sortKey, in: channelURL),
+            try store.message(channelURL: channelURL, messageId: sent.messageId) != nil
+        {
             try store.upsertMessages([sent])
             refreshViews(channelURL, with: [sent])
         }
@@ -49,6 +61,54 @@ extension SyncEngine {
         guard let entry = try store.outboxEntry(reqId: message.reqId), entry.channelURL == message.channelURL else { return }
         try retire(message.reqId, as: message.asSynced)
         withdraw(entry, reason: .removeResendSucceeded)
+    }
+
+    /// Whether an answer beyond the live edge names a message the service no longer
+    /// holds. A repeated request is answered with what an earlier attempt stored (its
+    /// response lost, or the app killed), and that message may have been deleted before
+    /// this connection began: no event told of it, and its echo never comes, so awaiting
+    /// it would keep the message pending for good. One look-up by request id settles it;
+    /// when the look-up cannot be made, the echo is awaited as usual.
+    func isGoneFromTheService(_ sent: Message) async -> Bool {
+        let channelURL = sent.channelURL
+        guard let live = channels[channelURL]?.liveEdge, sent.sortKey > live,
+            !outbox.deletedLately.contains(channelURL: channelURL, messageId: sent.messageId)
+        else { return false }
+        let reqIds = [sent.reqId]
+        let found = try? await requestUnlessTransient { try await $0.lookUpMessages(channelURL: channelURL, reqIds: reqIds) }
+        guard let found else { return false }
+        return !found.contains { $0.messageId == sent.messageId }
+    }
+
+    /// An awaited echo will not come: the connection broke, the message was deleted, or
+    /// a newer message of its channel arrived first (the real-time stream is ordered, so
+    /// the service no longer holds it). It leaves the pending and failed lists and is not
+    /// cached; if the service does hold it after a broken connection, the next sync brings it.
+    func stopAwaitingEcho(_ reqId: String) {
+        guard let message = outbox.awaitingEcho.removeValue(forKey: reqId) else { return }
+        for view in views(of: message.channelURL) {
+            view.removePending(reqId)
+            view.removeFailed(reqId, reason: .removeResendSucceeded)
+        }
+    }
+
+    /// Awaited echoes of `channelURL` that a real-time message at `key` overtook.
+    func stopAwaitingEchoes(in channelURL: String, before key: MessageKey) {
+        let overtaken = outbox.awaitingEcho.filter { $0.value.channelURL == channelURL && $0.value.sortKey < key }.keys
+        for reqId in overtaken {
+            logger.warning("the echo of a sent message did not come before a newer message: it is not on the service")
+            stopAwaitingEcho(reqId)
+        }
+    }
+
+    /// The service deleted messages of `channelURL`: remembered for answers that name
+    /// them later, and any echo of them awaited ends.
+    func noteDeleted(channelURL: String, messageIds: [Int64]) {
+        outbox.deletedLately.remember(channelURL: channelURL, messageIds: messageIds)
+        guard !outbox.awaitingEcho.isEmpty else { return }
+        let deleted = Set(messageIds)
+        let ended = outbox.awaitingEcho.filter { $0.value.channelURL == channelURL && deleted.contains($0.value.messageId) }.keys
+        for reqId in ended { stopAwaitingEcho(reqId) }
     }
 
     /// The one way an entry leaves the outbox because the service has it: its row goes,

@@ -11,6 +11,7 @@ extension SyncEngine {
         do {
             try resolveArrival(&received)
             if let live = channels[channelURL]?.liveEdge, received.sortKey > live {
+                stopAwaitingEchoes(in: channelURL, before: received.sortKey)
                 try storeBatch([received], completing: Chunk(channelURL: channelURL, start: live, end: received.sortKey))
                 channels[channelURL]?.liveEdge = received.sortKey
             } else if try channels[channelURL]?.liveEdge != nil || isInCompleteRange(received.sortKey, in: channelURL) {
@@ -67,6 +68,7 @@ extension SyncEngine {
     func applyDeleted(channelURL: String, messageIds: [Int64]) {
         let deleted = Set(messageIds)
         channels[channelURL]?.heldForLive.removeAll { deleted.contains($0.messageId) }
+        noteDeleted(channelURL: channelURL, messageIds: messageIds)
         do {
             try store.write { db in
                 for id in messageIds { _ = try ChatStore.deleteMessage(channelURL: channelURL, messageId: id, in: db) }

@@ -182,11 +182,8 @@ actor SyncEngine {
     private func connectionLost(to state: ConnectionState) {
         connection.lose(to: state)
         for url in channels.keys { channels[url]?.connectionLost() }
-        // Sent messages whose echo will not come now leave the pending lists; the next
-        // sync brings them to the succeeded list.
-        for (reqId, message) in outbox.awaitingEcho {
-            for view in views(of: message.channelURL) { view.removePending(reqId) }
-        }
-        outbox.awaitingEcho.removeAll()
+        // Sent messages whose echo will not come now leave the pending and failed lists;
+        // the next sync brings them to the succeeded list.
+        for reqId in Array(outbox.awaitingEcho.keys) { stopAwaitingEcho(reqId) }
     }
 }

@@ -1,0 +1,162 @@
+import ChatSyncTesting
+import Foundation
+import Testing
+
+@testable import ChatSync
+
+/// A send whose fate was unknown after a relaunch, resent after the service stored it
+/// and it was deleted: the service answers the resend with the stored copy (a repeated
+/// `reqId` is the same message), and no real-time echo of it ever comes. Found by the
+/// soak (seed 4019): the message stayed in the failed list, awaiting an echo, for good.
+@Suite("Answers naming a deleted message")
+struct DeletedBeforeAnsweredTests {
+    /// Kills alice's app with one text in flight, lets the server store it, and relaunches
+    /// with the look-up failing, so the message ends failed as unconfirmed. Answers the
+    /// relaunched harness (not resumed yet) and the message as the server stored it.
+    private func storedButUnconfirmed(_ dir: TemporaryDirectory) async throws -> (Harness, Message) {
+        var harness = try await Harness.make(databasePath: dir.path("cache.sqlite")) { $0.messageResendPolicy = .manual }
+        try await harness.server.post(.text("before"), from: "bob", to: Harness.channel)
+        await harness.online()
+        await harness.server.holdRequests()
+        let reqId = try await harness.manager.sendMessage(.text("in flight"), channelURL: Harness.channel).reqId
+        let manager = harness.manager
+        #expect(await eventually { (try? manager.engine.store.outboxEntry(reqId: reqId))??.message.syncState == .syncing })
+        await manager.close()
+        try await harness.reopen()
+        await harness.server.releaseRequests()
+        #expect(await eventually { await harness.server.messages(in: Harness.channel).contains { $0.reqId == reqId } })
+        let stored = try #require(await harness.server.messages(in: Harness.channel).first { $0.reqId == reqId })
+        return (harness, stored)
+    }
+
+    /// Fails the relaunch's look-up so that the message is failed, then heals the service.
+    private func failTheLookUp(_ harness: Harness, reqId: String) async throws {
+        await harness.server.setFaults(FaultPlan(failRequestRate: 1))
+        await harness.manager.resumeSync()
+        await harness.settle()
+        #expect(try harness.outbox().first { $0.reqId == reqId }?.message.syncState == .failed)
+        await harness.server.setFaults(FaultPlan())
+    }
+
+    /// Opens a collection of the channel and fetches until it is live.
+    private func openLive(_ harness: Harness) async throws -> (MessageCollection, EventRecorder) {
+        let collection = try await harness.manager.messageCollection(channelURL: Harness.channel)
+        let recorder = EventRecorder()
+        await collection.setHandler(recorder)
+        _ = try await collection.fetchFailedMessages()
+        _ = try await collection.fetchSucceededMessages(.previous)
+        await harness.settle()
+        #expect(await harness.manager.engine.channels[Harness.channel]?.liveEdge != nil, "the channel is live")
+        return (collection, recorder)
+    }
+
+    @Test func aResendAnsweredWithAMessageDeletedInThisRunLeavesEveryList() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        let (harness, stored) = try await storedButUnconfirmed(dir)
+        try await failTheLookUp(harness, reqId: stored.reqId)
+        // The user deletes the message (theirs on the service, seen on another device)...
+        try await harness.manager.deleteMessage(messageId: stored.messageId, channelURL: Harness.channel)
+        await harness.settle()
+        // ...opens the channel, whose newest page no longer holds it, and resends the failed copy.
+        let (collection, recorder) = try await openLive(harness)
+        #expect(await collection.failedMessages.map(\.reqId) == [stored.reqId])
+        _ = try await harness.manager.resendMessage(reqId: stored.reqId)
+        await harness.settle()
+
+        #expect(await collection.failedMessages.isEmpty, "the resend succeeded: it leaves the failed list")
+        #expect(await collection.pendingMessages.isEmpty)
+        #expect(await !collection.succeededMessages.contains { $0.messageId == stored.messageId }, "deleted: not shown")
+        #expect(await harness.manager.engine.outbox.awaitingEcho.isEmpty, "no echo is awaited for a deleted message")
+        #expect(try harness.outbox().isEmpty)
+        #expect(try harness.manager.engine.store.message(channelURL: Harness.channel, messageId: stored.messageId) == nil)
+        #expect(recorder.events.contains { if case .failed(.remove, _, .removeResendSucceeded) = $0 { true } else { false } })
+        await checkInvariants(collection, recorder)
+        await harness.manager.close()
+    }
+
+    @Test func aResendAnsweredWithAMessageDeletedBeforeThisRunIsCheckedAndLeavesEveryList() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        let (harness, stored) = try await storedButUnconfirmed(dir)
+        // Deleted (on another device) before this run subscribed: no event tells it of that.
+        try await harness.server.delete(messageId: stored.messageId, channelURL: Harness.channel)
+        try await failTheLookUp(harness, reqId: stored.reqId)
+        let (collection, recorder) = try await openLive(harness)
+        let lookUps = await harness.server.requestCount
+        _ = try await harness.manager.resendMessage(reqId: stored.reqId)
+        await harness.settle()
+
+        #expect(await harness.server.requestCount == lookUps + 2, "the resend, then one look-up")
+        #expect(await collection.failedMessages.isEmpty)
+        #expect(await collection.pendingMessages.isEmpty)
+        #expect(await harness.manager.engine.outbox.awaitingEcho.isEmpty)
+        #expect(await !collection.succeededMessages.contains { $0.messageId == stored.messageId })
+        await checkInvariants(collection, recorder)
+        await harness.manager.close()
+    }
+
+    /// A service whose look-ups never answer, so that nothing but the stream can tell.
+    private struct LookUpsUnanswered: ForwardingChatService {
+        let base: any ChatService
+        func lookUpMessages(channelURL: String, reqIds: [String]) async throws -> [Message] {
+            throw ChatServiceError.transient(.network, "no answer")
+        }
+    }
+
+    /// Deletes the stored message before the relaunched run subscribes, runs that run on a
+    /// service whose look-ups never answer, and resends the (unconfirmed) failed message:
+    /// its answer is newer than the live edge and nothing can check it.
+    private func resentWithoutLookUps(_ dir: TemporaryDirectory) async throws -> (Harness, Message, MessageCollection, EventRecorder) {
+        var (harness, stored) = try await storedButUnconfirmed(dir)
+        try await harness.server.delete(messageId: stored.messageId, channelURL: Harness.channel)
+        await harness.manager.close()
+        harness.manager = try await SyncManager(
+            userId: "alice", service: LookUpsUnanswered(base: harness.server.service(for: "alice")),
+            databasePath: harness.path, options: harness.options)
+        await harness.manager.resumeSync()
+        await harness.settle()
+        #expect(try harness.outbox().first?.message.syncState == .failed, "unconfirmed: the look-ups never answered")
+        let (collection, recorder) = try await openLive(harness)
+        _ = try await harness.manager.resendMessage(reqId: stored.reqId)
+        await harness.settle()
+        return (harness, stored, collection, recorder)
+    }
+
+    @Test func anAwaitedEchoThatALaterMessageOvertakesIsNotComing() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        let (harness, stored, collection, recorder) = try await resentWithoutLookUps(dir)
+        // The answer is newer than the live edge and cannot be checked: its echo could still come...
+        #expect(await collection.failedMessages.map(\.reqId) == [stored.reqId])
+        // ...until a newer message arrives first: the stream is ordered, so no echo is coming.
+        let later = try await harness.server.post(.text("later"), from: "bob", to: Harness.channel)
+        await harness.settle()
+
+        #expect(await collection.failedMessages.isEmpty)
+        #expect(await collection.pendingMessages.isEmpty)
+        #expect(await harness.manager.engine.outbox.awaitingEcho.isEmpty)
+        #expect(await collection.succeededMessages.last?.messageId == later.messageId)
+        #expect(await !collection.succeededMessages.contains { $0.messageId == stored.messageId })
+        // The complete range now reaching past it holds what the server holds: not the deleted message.
+        let cached = try harness.manager.engine.store.message(channelURL: Harness.channel, messageId: stored.messageId)
+        #expect(cached == nil)
+        await checkInvariants(collection, recorder)
+        await harness.manager.close()
+    }
+
+    @Test func aDeletionOfAMessageAwaitingItsEchoEndsTheWait() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        let (harness, stored, collection, recorder) = try await resentWithoutLookUps(dir)
+        #expect(await harness.manager.engine.outbox.awaitingEcho.keys.contains(stored.reqId))
+        // The service repeats the deletion (as a change log or a second device would).
+        await harness.manager.engine.applyDeleted(channelURL: Harness.channel, messageIds: [stored.messageId])
+
+        #expect(await harness.manager.engine.outbox.awaitingEcho.isEmpty)
+        #expect(await collection.failedMessages.isEmpty)
+        #expect(await collection.pendingMessages.isEmpty)
+        await checkInvariants(collection, recorder)
+        await harness.manager.close()
+    }
+}
