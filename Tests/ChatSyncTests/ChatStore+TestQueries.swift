@@ -17,4 +17,18 @@ extension ChatStore {
             return try Int.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) ?? 0
         }
     }
+
+    /// The range holding `key`, if the cache knows one.
+    func chunk(channelURL: String, containing key: MessageKey) throws -> Chunk? {
+        try chunks(channelURL: channelURL).first { $0.contains(key) }
+    }
+
+    /// Records `chunk` as complete, merged with the ranges it overlaps or touches, as the
+    /// engine's `storeBatch` does; answers the merged range.
+    @discardableResult
+    func addChunk(_ chunk: Chunk) throws -> Chunk {
+        let merged = Chunk.merging(chunk, into: try chunks(channelURL: chunk.channelURL))
+        try write { db in try Self.replaceChunks(merged, of: chunk.channelURL, in: db) }
+        return merged.first { $0.contains(chunk.start) } ?? chunk
+    }
 }

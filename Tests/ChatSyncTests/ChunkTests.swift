@@ -64,8 +64,9 @@ struct ChunkTests {
     @Test func aSyncBatchStoresMessagesAndItsRangeTogether() throws {
         let store = try ChatStore.open(path: nil, userId: "alice")
         let batch = [makeMessage(1, at: 1), makeMessage(2, at: 2)]
-        let result = try store.applySyncBatch(batch, completing: chunk(1, 2))
-        #expect(result.chunk == chunk(1, 2) && result.removed.isEmpty)
+        let removed = try store.applySyncBatch(batch, channelURL: "c", chunks: [chunk(1, 2)])
+        #expect(removed.isEmpty)
+        #expect(try store.chunks(channelURL: "c") == [chunk(1, 2)])
         #expect(try store.page(channelURL: "c", direction: .newer, from: .min, inclusive: true, limit: 10) == batch)
     }
 
@@ -75,8 +76,9 @@ struct ChunkTests {
         let span = KeyRange(
             lower: MessageKey(createdAt: 1, messageId: 1), lowerInclusive: false,
             upper: MessageKey(createdAt: 5, messageId: 5), upperInclusive: true)
-        let result = try store.applySyncBatch([makeMessage(3, at: 3), makeMessage(5, at: 5)], completing: chunk(1, 5), authoritative: span)
-        #expect(result.removed == [2], "2 was deleted on the server; 1 is the open edge; 9 is outside")
+        let removed = try store.applySyncBatch(
+            [makeMessage(3, at: 3), makeMessage(5, at: 5)], channelURL: "c", chunks: [chunk(1, 5)], authoritative: span)
+        #expect(removed == [2], "2 was deleted on the server; 1 is the open edge; 9 is outside")
         let ids = try store.page(channelURL: "c", direction: .newer, from: .min, inclusive: true, limit: 10).map(\.messageId)
         #expect(ids == [1, 3, 5, 9])
     }

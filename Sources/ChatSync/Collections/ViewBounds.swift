@@ -4,7 +4,7 @@
 /// Bounds only widen while messages are delivered; they narrow when the view trims its
 /// window, and reset with it. Every change goes through a method here, so the rules
 /// are in one place.
-struct ViewBounds: Equatable {
+struct ViewBounds {
     /// The view holds every matching message from here up to ``upper``; `nil` until the first delivery.
     private(set) var lower: MessageKey?
     /// The view holds every matching message up to here; `nil` until the first delivery.

@@ -19,48 +19,29 @@ extension ChatStore {
         }
     }
 
-    /// The range holding `key`, if the cache knows one.
-    func chunk(channelURL: String, containing key: MessageKey) throws -> Chunk? {
-        try chunks(channelURL: channelURL).first { $0.contains(key) }
-    }
-
-    /// Records `chunk` as complete, merging it with the ranges it overlaps or touches;
-    /// answers the merged range.
-    @discardableResult
-    func addChunk(_ chunk: Chunk) throws -> Chunk {
-        try write { db in try Self.addChunk(chunk, in: db) }
-    }
-
-    @discardableResult
-    static func addChunk(_ chunk: Chunk, in db: Database) throws -> Chunk {
-        let existing = try chunks(channelURL: chunk.channelURL, in: db)
-        let merged = Chunk.merging(chunk, into: existing)
-        guard merged != existing else { return chunk }
-        try db.execute(sql: "DELETE FROM chunk WHERE channel_url = ?", arguments: [chunk.channelURL])
+    /// Replaces the channel's complete ranges with `chunks` (all of one channel, merged by
+    /// ``Chunk/merging(_:into:)``: the engine merges, the store only records).
+    static func replaceChunks(_ chunks: [Chunk], of channelURL: String, in db: Database) throws {
+        try db.execute(sql: "DELETE FROM chunk WHERE channel_url = ?", arguments: [channelURL])
         let insert = try db.cachedStatement(
             sql: "INSERT INTO chunk (channel_url, start_at, start_id, end_at, end_id) VALUES (?, ?, ?, ?, ?)")
-        for range in merged {
+        for range in chunks {
             try insert.execute(arguments: [
-                range.channelURL, range.start.createdAt, range.start.messageId,
-                range.end.createdAt, range.end.messageId,
+                channelURL, range.start.createdAt, range.start.messageId, range.end.createdAt, range.end.messageId,
             ])
         }
-        return merged.first { $0.contains(chunk.start) } ?? chunk
     }
 
-    /// Stores a batch of messages a sync brought and marks `range` complete, in one
-    /// transaction. The service answered every message inside `authoritative`, so
-    /// cached rows there that the batch lacks were deleted on the server: they are
-    /// removed, and their ids answered.
-    @discardableResult
+    /// Stores a batch of messages a sync brought and records the channel's complete
+    /// ranges as `chunks` (when they changed), in one transaction. The service answered
+    /// every message inside `authoritative`, so cached rows there that the batch lacks
+    /// were deleted on the server: they are removed, and their ids answered.
     func applySyncBatch(
-        _ messages: [Message], completing range: Chunk?, authoritative: KeyRange? = nil
-    ) throws
-        -> (chunk: Chunk?, removed: [Int64])
-    {
+        _ messages: [Message], channelURL: String, chunks: [Chunk]?, authoritative: KeyRange? = nil
+    ) throws -> [Int64] {
         try write { db in
             var removed: [Int64] = []
-            if let authoritative, let channelURL = range?.channelURL ?? messages.first?.channelURL {
+            if let authoritative {
                 let answered = Set(messages.map(\.messageId))
                 let lower = authoritative.lowerInclusive ? ">=" : ">"
                 let upper = authoritative.upperInclusive ? "<=" : "<"
@@ -81,7 +62,8 @@ extension ChatStore {
                 }
             }
             try Self.upsertMessages(messages, in: db)
-            return (try range.map { try Self.addChunk($0, in: db) }, removed)
+            if let chunks { try Self.replaceChunks(chunks, of: channelURL, in: db) }
+            return removed
         }
     }
 }

@@ -9,17 +9,17 @@ extension SyncEngine {
         let (stream, continuation) = AsyncStream<ChannelCollectionEvent>.makeStream(bufferingPolicy: .unbounded)
         let id = nextViewId
         nextViewId += 1
-        channelViews[id] = ChannelView(id: id, query: query, continuation: continuation)
+        channelLists.open(ChannelView(id: id, query: query, continuation: continuation))
         return (id, stream)
     }
 
     func removeChannelView(_ id: Int) {
-        channelViews.removeValue(forKey: id)?.finish()
+        channelLists.remove(id)?.finish()
     }
 
-    func channels(ofView id: Int) -> [Channel] { channelViews[id]?.channels ?? [] }
+    func channels(ofView id: Int) -> [Channel] { channelLists.views[id]?.channels ?? [] }
 
-    func channelEventCount(ofView id: Int) -> Int { channelViews[id]?.emittedCount ?? 0 }
+    func channelEventCount(ofView id: Int) -> Int { channelLists.views[id]?.emittedCount ?? 0 }
 
     /// The cached channels a query can show, in its order.
     private func cachedChannels(for query: ChannelListQuery) throws -> [Channel] {
@@ -30,10 +30,10 @@ extension SyncEngine {
     /// The next page: the cache's at once, then, when online, the service's (cached first).
     func fetchChannels(_ id: Int) async throws -> Bool {
         try checkOpen()
-        guard let view = channelViews[id] else { throw SyncManagerError(.closed, "the channel collection was removed") }
+        guard let view = channelLists.views[id] else { throw SyncManagerError(.closed, "the channel collection was removed") }
         // The page owed from offline is on its way: the app's fetch follows it, not fails.
         while view.isFetchingOwedPage { await withCheckedContinuation { view.onOwedPageFetched($0) } }
-        guard !isClosed, channelViews[id] === view else { throw SyncManagerError(.closed, "the channel collection was removed") }
+        guard !isClosed, channelLists.isOpen(view) else { throw SyncManagerError(.closed, "the channel collection was removed") }
         guard !view.isFetching else { throw SyncManagerError(.duplicatedFetch, "a fetch is already running for this channel collection") }
         view.isFetching = true
         defer { view.isFetching = false }
@@ -60,15 +60,15 @@ extension SyncEngine {
             order: view.query.order, includeEmpty: view.query.includeEmpty, customTypes: view.query.customTypes,
             limit: view.query.limit, cursor: view.serverCursor)
         guard let page = try await requestUnlessTransient({ try await $0.fetchChannels(query) }), !isClosed,
-            channelViews[view.id] === view
+            channelLists.isOpen(view)
         else { return true }
         view.owesServerPage = false
         try store.upsertChannels(page.channels)
         // A channel that moved across the cursor while paging (a new message lifts one not
         // loaded yet above it) is in no page: the change logs since the last token name it.
-        channelLogsEpoch = nil
+        channelLists.changeLogsAreDue()
         _ = try await applyChannelChangeLogsIfDue()
-        guard !isClosed, channelViews[view.id] === view else { return true }
+        guard !isClosed, channelLists.isOpen(view) else { return true }
         view.serverCursor = page.nextCursor
         view.serverExhausted = page.nextCursor == nil
         if let last = page.channels.last { view.extendBoundary(to: last) }
@@ -81,8 +81,8 @@ extension SyncEngine {
     /// Answers whether every one of them was fetched (a transient failure leaves it
     /// owed, for the reconnect's retry).
     func fetchOwedChannelPages() async -> Bool {
-        for view in channelViews.values.sorted(by: { $0.id < $1.id }) {
-            guard view.owesServerPage, !view.isFetching, channelViews[view.id] === view else { continue }
+        for view in channelLists.viewsInOrder {
+            guard view.owesServerPage, !view.isFetching, channelLists.isOpen(view) else { continue }
             guard isOnline, !isClosed else { return false }
             view.isFetching = true
             view.startOwedPage()
@@ -98,20 +98,20 @@ extension SyncEngine {
                 logger.warning("the channel list's page after reconnecting failed: \(error)")
             }
         }
-        return !channelViews.values.contains { $0.owesServerPage }
+        return !channelLists.views.values.contains { $0.owesServerPage }
     }
 
     /// Brings every channel list in line with the cache.
     func reconcileChannelViews() throws {
-        guard !channelViews.isEmpty else { return }
-        for view in channelViews.values.sorted(by: { $0.id < $1.id }) {
+        guard !channelLists.views.isEmpty else { return }
+        for view in channelLists.viewsInOrder {
             view.reconcile(with: try cachedChannels(for: view.query))
         }
     }
 
     /// Shows one channel's change in every list.
     func reconcileChannelViews(channelURL: String, now channel: Channel?) {
-        for view in channelViews.values.sorted(by: { $0.id < $1.id }) { view.reconcile(channelURL: channelURL, now: channel) }
+        for view in channelLists.viewsInOrder { view.reconcile(channelURL: channelURL, now: channel) }
     }
 
     // MARK: Live
@@ -123,7 +123,7 @@ extension SyncEngine {
             guard var channel = try store.channel(message.channelURL) else {
                 // A channel the cache does not know yet: open lists learn of it (and of its
                 // new place) from the channel change logs.
-                if !channelViews.isEmpty { refreshChannelListsSoon() }
+                if !channelLists.views.isEmpty { refreshChannelListsSoon() }
                 return
             }
             if let last = channel.lastMessage, last.messageId != message.messageId, last.sortKey > message.sortKey { return }
@@ -155,21 +155,19 @@ extension SyncEngine {
     /// Applies the channel change logs again, in the background, once for any number of
     /// calls made before it runs.
     func refreshChannelListsSoon() {
-        guard isOnline, !channelListRefreshPending else { return }
-        channelListRefreshPending = true
+        guard isOnline, channelLists.scheduleRefresh() else { return }
         runInBackground { engine in await engine.refreshChannelLists() }
     }
 
     private func refreshChannelLists() async {
-        channelListRefreshPending = false
-        channelLogsEpoch = nil
+        channelLists.startRefresh()
         do { _ = try await applyChannelChangeLogsIfDue() } catch { logger.warning("channel change logs failed: \(error)") }
     }
 
     /// Applies the channel change logs since the stored token, once per connection
     /// epoch, or fetches a first token. Answers `false` when the service could not be reached.
     func applyChannelChangeLogsIfDue() async throws -> Bool {
-        if channelLogsEpoch == epoch { return true }
+        if channelLists.changeLogsApplied(in: epoch) { return true }
         let epochAtStart = epoch
         let scope = ChatStore.channelTokenScope
         var token = try store.syncToken(scope: scope)
@@ -199,7 +197,7 @@ extension SyncEngine {
                 token = logs.hasMore ? logs.token : nil
             }
         }
-        if epoch == epochAtStart { channelLogsEpoch = epoch }
+        if epoch == epochAtStart { channelLists.noteChangeLogsApplied(in: epoch) }
         return true
     }
 }

@@ -50,13 +50,20 @@ extension SyncEngine {
     /// range. Rows inside `authoritative` that the batch lacks leave the cache and the views.
     @discardableResult
     func storeBatch(_ messages: [Message], completing range: Chunk, authoritative: KeyRange? = nil) throws -> Chunk {
-        let existing = try chunks(of: range.channelURL)
-        let (merged, removed) = try store.applySyncBatch(messages, completing: range, authoritative: authoritative)
-        channels[range.channelURL, default: ChannelSyncState()].chunks = Chunk.merging(range, into: existing)
+        let channelURL = range.channelURL
+        let existing = try chunks(of: channelURL)
+        // The one place chunks merge: the store records the result, the engine keeps it.
+        let merged = Chunk.merging(range, into: existing)
+        let changed = merged != existing
+        let removed = try store.applySyncBatch(
+            messages, channelURL: channelURL, chunks: changed ? merged : nil, authoritative: authoritative)
+        channels[channelURL, default: ChannelSyncState()].chunks = merged
         if !removed.isEmpty {
-            for view in views(of: range.channelURL) { view.remove(messageIds: Set(removed)) }
+            for view in views(of: channelURL) { view.remove(messageIds: Set(removed)) }
         }
-        return merged ?? range
+        // A range the cache already held answers itself; a new one, what it merged into.
+        guard changed else { return range }
+        return merged.first { $0.contains(range.start) } ?? range
     }
 
     func chunks(of channelURL: String) throws -> [Chunk] {

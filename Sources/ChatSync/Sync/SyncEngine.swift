@@ -26,12 +26,9 @@ actor SyncEngine {
     var epoch: Int { connection.epoch }
 
     var views: [Int: MessageView] = [:]
-    var channelViews: [Int: ChannelView] = [:]
     var nextViewId = 0
-    /// The connection epoch in which channel change logs were last applied.
-    var channelLogsEpoch: Int?
-    /// A background pass over the channel change logs is scheduled.
-    var channelListRefreshPending = false
+    /// The open channel lists and how far the channel change logs are applied.
+    var channelLists = ChannelListSync()
     var channels: [String: ChannelSyncState] = [:]
     /// Channels with a catch-up running, so only one runs per channel.
     var catchingUp: Set<String> = []
@@ -112,8 +109,7 @@ actor SyncEngine {
         background.cancelAll()
         for view in views.values { view.finish() }
         views.removeAll()
-        for view in channelViews.values { view.finish() }
-        channelViews.removeAll()
+        channelLists.finishAll()
         observers.finishAll()
         store.close()
     }
@@ -122,9 +118,9 @@ actor SyncEngine {
         try checkOpen()
         try store.clearCache()
         channels.removeAll()
-        channelLogsEpoch = nil
+        channelLists.changeLogsAreDue()
         for view in views.values { view.clearSucceeded() }
-        for view in channelViews.values { view.clear() }
+        for view in channelLists.viewsInOrder { view.clear() }
     }
 
     // MARK: - Background work

@@ -1,0 +1,48 @@
+/// What the engine knows, in memory, about its channel lists: the open ones, and how
+/// far the channel change logs have been applied.
+struct ChannelListSync {
+    /// Open channel lists by view id.
+    private(set) var views: [Int: ChannelView] = [:]
+    /// The connection epoch in which the channel change logs were last applied; `nil`
+    /// when they are due again.
+    private(set) var changeLogsEpoch: Int?
+    /// A background pass over the channel change logs is scheduled.
+    private(set) var isRefreshScheduled = false
+
+    /// The open lists in the order they were opened (events reach them in that order).
+    var viewsInOrder: [ChannelView] { views.values.sorted { $0.id < $1.id } }
+
+    /// Whether `view` is still the open list with its id (not removed while a request was out).
+    func isOpen(_ view: ChannelView) -> Bool { views[view.id] === view }
+
+    mutating func open(_ view: ChannelView) { views[view.id] = view }
+
+    mutating func remove(_ id: Int) -> ChannelView? { views.removeValue(forKey: id) }
+
+    /// Closes every list (the manager closes).
+    mutating func finishAll() {
+        for view in views.values { view.finish() }
+        views.removeAll()
+    }
+
+    /// Whether the change logs were applied in `epoch` already.
+    func changeLogsApplied(in epoch: Int) -> Bool { changeLogsEpoch == epoch }
+
+    mutating func noteChangeLogsApplied(in epoch: Int) { changeLogsEpoch = epoch }
+
+    /// Something may have moved that only the change logs name: apply them at the next chance.
+    mutating func changeLogsAreDue() { changeLogsEpoch = nil }
+
+    /// Schedules one background pass; answers `false` when one is scheduled already.
+    mutating func scheduleRefresh() -> Bool {
+        guard !isRefreshScheduled else { return false }
+        isRefreshScheduled = true
+        return true
+    }
+
+    /// The scheduled pass starts: later calls schedule another one, and the logs are due.
+    mutating func startRefresh() {
+        isRefreshScheduled = false
+        changeLogsEpoch = nil
+    }
+}
