@@ -96,6 +96,28 @@ struct DeletedBeforeAnsweredTests {
         await harness.manager.close()
     }
 
+    @Test func aResendAnsweredInsideACompleteRangeAddsNoDeletedMessageToTheCache() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        let (harness, stored) = try await storedButUnconfirmed(dir)
+        try await harness.server.delete(messageId: stored.messageId, channelURL: Harness.channel)
+        let after = try await harness.server.post(.text("after"), from: "bob", to: Harness.channel)
+        try await failTheLookUp(harness, reqId: stored.reqId)
+        // The newest page spans the deleted message's place: the cache holds that range as complete.
+        let (collection, recorder) = try await openLive(harness)
+        #expect(await collection.succeededMessages.last?.messageId == after.messageId)
+        _ = try await harness.manager.resendMessage(reqId: stored.reqId)
+        await harness.settle()
+
+        #expect(await collection.failedMessages.isEmpty)
+        #expect(await collection.pendingMessages.isEmpty)
+        #expect(await !collection.succeededMessages.contains { $0.messageId == stored.messageId }, "deleted: not shown again")
+        #expect(try harness.manager.engine.store.message(channelURL: Harness.channel, messageId: stored.messageId) == nil)
+        #expect(try harness.outbox().isEmpty)
+        await checkInvariants(collection, recorder)
+        await harness.manager.close()
+    }
+
     /// A service whose look-ups never answer, so that nothing but the stream can tell.
     private struct LookUpsUnanswered: ForwardingChatService {
         let base: any ChatService

@@ -129,7 +129,14 @@ extension Harness {
             // The host resends its own messages through its SDK (Guarantees: Host-sent messages): the app cannot.
             for entry in try outbox() where entry.message.syncState == .failed && entry.origin == .outbox {
                 guard !retryableOnly || entry.message.failure?.isRetryable == true else { continue }
-                _ = try await manager.resendMessage(reqId: entry.reqId)
+                do {
+                    _ = try await manager.resendMessage(reqId: entry.reqId)
+                } catch let error as SyncManagerError where error.code == .invalidParameter {
+                    // The snapshot is older than the engine: meanwhile a page or an echo may
+                    // have resolved the message, or a limit dropped it. Only then is a refusal right.
+                    let now = try manager.engine.store.outboxEntry(reqId: entry.reqId)
+                    if now?.message.syncState == .failed { throw error }
+                }
             }
             await settle(extraEvents: extraEvents)
         }

@@ -28,6 +28,13 @@ struct OutboxBookkeeping {
     /// known for a message sent and deleted since.
     var deletedLately = DeletedLately()
 
+    /// Request ids sent at least once in this run: a later attempt may be answered with
+    /// what an earlier one stored.
+    private var attempted: Set<String> = []
+
+    /// A send request is about to go; answers whether an earlier one of this run went.
+    mutating func noteAttempt(_ reqId: String) -> Bool { !attempted.insert(reqId).inserted }
+
     /// The app asked to resend a failed message.
     mutating func noteManualResend(_ reqId: String) { manualResends.insert(reqId) }
 
@@ -48,6 +55,7 @@ struct OutboxBookkeeping {
     /// The entry left the outbox without syncing (cancelled, dropped, or failed under
     /// the `.none` policy): every in-flight fact about it ends.
     mutating func forget(_ reqId: String) {
+        attempted.remove(reqId)
         awaitingReconciliation.remove(reqId)
         manualResends.remove(reqId)
         reportedProgress[reqId] = nil

@@ -53,13 +53,11 @@ extension SyncEngine {
                 reqId: reqId, channelURL: entry.channelURL, kind: entry.message.kind, text: entry.message.text,
                 customType: entry.message.customType, data: entry.message.data, file: entry.message.file,
                 parentMessageId: entry.message.parentMessageId)
+            let mayBeRepeat = outbox.noteAttempt(reqId) || head.attempts > 0 || head.isInFailedList
             let sent = try Self.checkedAnswer(try await service.sendMessage(request), to: request)
             guard !isClosed else { return false }
-            if head.attempts > 0 || head.isInFailedList, await isGoneFromTheService(sent) {
-                outbox.deletedLately.remember(channelURL: sent.channelURL, messageIds: [sent.messageId])
-            }
-            guard !isClosed else { return false }
             try resolveSent(reqId: reqId, sent: sent)
+            if mayBeRepeat, outbox.awaitingEcho[reqId] != nil { checkAwaitedAnswerInBackground(sent) }
         } catch let error as SyncManagerError {
             // Closed while the request was out: the store is gone and the relaunch asks.
             if !isClosed { logger.error("the outbox could not record the state of \(reqId): \(error)") }

@@ -11,7 +11,8 @@ extension SyncEngine {
         let channelURL = sent.channelURL
         if outbox.deletedLately.contains(channelURL: channelURL, messageId: sent.messageId) {
             // Stored by an earlier attempt whose answer was lost, then deleted: it was
-            // sent, and is shown nowhere. Its echo came and went, or never comes.
+            // sent (its observers saw it synced), and is shown nowhere. Its echo came and
+            // went, or never comes.
             withdraw(entry, reason: .removeResendSucceeded)
             return
         }
@@ -63,21 +64,27 @@ extension SyncEngine {
         withdraw(entry, reason: .removeResendSucceeded)
     }
 
-    /// Whether an answer beyond the live edge names a message the service no longer
-    /// holds. A repeated request is answered with what an earlier attempt stored (its
-    /// response lost, or the app killed), and that message may have been deleted before
-    /// this connection began: no event told of it, and its echo never comes, so awaiting
-    /// it would keep the message pending for good. One look-up by request id settles it;
-    /// when the look-up cannot be made, the echo is awaited as usual.
-    func isGoneFromTheService(_ sent: Message) async -> Bool {
-        let channelURL = sent.channelURL
-        guard let live = channels[channelURL]?.liveEdge, sent.sortKey > live,
-            !outbox.deletedLately.contains(channelURL: channelURL, messageId: sent.messageId)
-        else { return false }
-        let reqIds = [sent.reqId]
-        let found = try? await requestUnlessTransient { try await $0.lookUpMessages(channelURL: channelURL, reqIds: reqIds) }
-        guard let found else { return false }
-        return !found.contains { $0.messageId == sent.messageId }
+    /// Checks, in the background, an answer that waits for its echo but may repeat what an
+    /// earlier attempt stored (its response lost, or the app killed): that message may
+    /// have been deleted before this connection began, so that no event told of it and its
+    /// echo never comes. One look-up by request id settles it; while it is out, the lane
+    /// goes on and an echo still resolves the message. If the look-up cannot be made, the
+    /// echo is awaited as usual (a newer message or a broken connection ends the wait).
+    func checkAwaitedAnswerInBackground(_ sent: Message) {
+        let (reqId, channelURL, messageId) = (sent.reqId, sent.channelURL, sent.messageId)
+        runInBackground { engine in
+            let found = try? await engine.requestUnlessTransient {
+                try await $0.lookUpMessages(channelURL: channelURL, reqIds: [reqId])
+            }
+            await engine.settleAwaitedAnswer(reqId: reqId, channelURL: channelURL, messageId: messageId, found: found)
+        }
+    }
+
+    private func settleAwaitedAnswer(reqId: String, channelURL: String, messageId: Int64, found: [Message]?) {
+        guard let found, outbox.awaitingEcho[reqId]?.messageId == messageId,
+            !found.contains(where: { $0.messageId == messageId })
+        else { return }
+        noteDeleted(channelURL: channelURL, messageIds: [messageId])
     }
 
     /// An awaited echo will not come: the connection broke, the message was deleted, or
@@ -96,7 +103,7 @@ extension SyncEngine {
     func stopAwaitingEchoes(in channelURL: String, before key: MessageKey) {
         let overtaken = outbox.awaitingEcho.filter { $0.value.channelURL == channelURL && $0.value.sortKey < key }.keys
         for reqId in overtaken {
-            logger.warning("the echo of a sent message did not come before a newer message: it is not on the service")
+            logger.debug("the echo of \(reqId) did not come before a newer message of \(channelURL): no longer awaited")
             stopAwaitingEcho(reqId)
         }
     }
@@ -107,8 +114,12 @@ extension SyncEngine {
         outbox.deletedLately.remember(channelURL: channelURL, messageIds: messageIds)
         guard !outbox.awaitingEcho.isEmpty else { return }
         let deleted = Set(messageIds)
-        let ended = outbox.awaitingEcho.filter { $0.value.channelURL == channelURL && deleted.contains($0.value.messageId) }.keys
-        for reqId in ended { stopAwaitingEcho(reqId) }
+        let ended = outbox.awaitingEcho.filter { $0.value.channelURL == channelURL && deleted.contains($0.value.messageId) }
+        for (reqId, message) in ended {
+            stopAwaitingEcho(reqId)
+            // Its answer made it the channel's last message.
+            noteChangedMessage(channelURL: channelURL, messageId: message.messageId, now: nil)
+        }
     }
 
     /// The one way an entry leaves the outbox because the service has it: its row goes,

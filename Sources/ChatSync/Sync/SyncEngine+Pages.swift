@@ -59,6 +59,7 @@ extension SyncEngine {
             messages, channelURL: channelURL, chunks: changed ? merged : nil, authoritative: authoritative)
         channels[channelURL, default: ChannelSyncState()].chunks = merged
         if !removed.isEmpty {
+            outbox.deletedLately.remember(channelURL: channelURL, messageIds: removed)
             for view in views(of: channelURL) { view.remove(messageIds: Set(removed)) }
         }
         // A range the cache already held answers itself; a new one, what it merged into.
