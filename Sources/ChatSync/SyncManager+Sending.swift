@@ -27,8 +27,9 @@ extension SyncManager {
         try await engine.resend(reqId: reqId)
     }
 
-    /// Removes a message that is waiting (`.created`) or failed; one already in flight
-    /// cannot be taken back (``SyncManagerError/Code/invalidParameter``).
+    /// Removes a message that is waiting (`.created`), uploading its file (the upload is
+    /// cancelled and nothing is sent) or failed. One whose send request is out
+    /// (`.syncing`) cannot be taken back: ``SyncManagerError/Code/invalidParameter``.
     public func cancelMessage(reqId: String) async throws {
         try await engine.cancel(reqId: reqId)
     }
@@ -57,19 +58,56 @@ extension SyncManager {
         return stream
     }
 
-    /// Edits the text of one of the user's synced messages, on the service and then in
-    /// the cache and collections.
+    /// Edits the text of one of the user's synced messages, offline too (Guarantees:
+    /// Edits and deletions).
     ///
-    /// - Throws: ``SyncManagerError/Code/invalidParameter`` for empty text or a cached
-    ///   message of another user; ``ChatServiceError`` when the service refuses or
-    ///   cannot be reached.
+    /// The edit is stored in the outbox before this returns and shown at once: every
+    /// collection holding the message gets `.succeeded(.update)` with the new text and
+    /// ``Message/isEditPending`` set. It is sent in the channel's text lane, in order
+    /// with the text messages around it, and retried like a send. When it lands the
+    /// service's answer replaces the local copy; if it fails for good the service's
+    /// version comes back and the channel's collections get
+    /// ``MessageCollectionEvent/operationFailed(_:_:)``.
+    ///
+    /// ```swift
+    /// let shown = try await manager.updateMessage(messageId: 42, channelURL: "general", text: "Fixed typo")
+    /// shown.isEditPending   // true until the service confirms it
+    /// ```
+    ///
+    /// - Returns: the message as the collections now show it.
+    /// - Throws: ``SyncManagerError/Code/invalidParameter`` for empty or oversized text,
+    ///   a message that is not cached, not the user's, or being deleted;
+    ///   ``SyncManagerError/Code/closed`` after `close()`.
     public func updateMessage(messageId: Int64, channelURL: String, text: String) async throws -> Message {
         try await engine.editOwn(messageId: messageId, channelURL: channelURL, text: text)
     }
 
-    /// Deletes one of the user's synced messages, on the service and then in the
-    /// cache and collections.
+    /// Deletes one of the user's synced messages, offline too (Guarantees: Edits and
+    /// deletions).
+    ///
+    /// The deletion is stored in the outbox before this returns, and the message leaves
+    /// the collections at once (`.succeeded(.remove)`); edits of it still queued are
+    /// dropped. It is sent in the channel's text lane; a message already gone on the
+    /// service counts as deleted. If the deletion fails for good the message comes back
+    /// (`.succeeded(.insert)`) and the collections get
+    /// ``MessageCollectionEvent/operationFailed(_:_:)``. Deleting a message whose
+    /// deletion is queued already does nothing.
+    ///
+    /// - Throws: ``SyncManagerError/Code/invalidParameter`` for a message that is not
+    ///   cached or not the user's; ``SyncManagerError/Code/closed`` after `close()`.
     public func deleteMessage(messageId: Int64, channelURL: String) async throws {
         try await engine.deleteOwn(messageId: messageId, channelURL: channelURL)
+    }
+
+    /// Corrects the text of a message that has not been sent yet (`.created` or
+    /// `.failed`), in the outbox itself; no request is made for the correction.
+    ///
+    /// The collections get `.pending(.update)` or `.failed(.update, …, .none)`.
+    ///
+    /// - Throws: ``SyncManagerError/Code/invalidParameter`` for an unknown `reqId`, a
+    ///   message appended by the host, one in any other state (it may be on its way),
+    ///   or text that is empty (for a text message) or longer than ``SendLimits``.
+    public func updatePendingMessage(reqId: String, text: String) async throws -> Message {
+        try await engine.updatePending(reqId: reqId, text: text)
     }
 }

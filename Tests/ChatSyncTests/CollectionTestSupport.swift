@@ -10,12 +10,15 @@ struct Harness {
     var manager: SyncManager
     let path: String?
     var options: SyncManagerOptions
+    /// A service wrapping alice's (faults, logs) that relaunches keep; `nil`: alice's own.
+    var wrappedService: (any ChatService)? = nil
     static let channel = "general"
 
     /// - Parameter history: messages bob posts before alice's manager opens, 1 ms apart.
     static func make(
         history: Int = 0, seed: UInt64 = 0, databasePath: String? = nil,
-        configure: (inout SyncManagerOptions) -> Void = { _ in }
+        configure: (inout SyncManagerOptions) -> Void = { _ in },
+        wrapping wrap: ((any ChatService) -> any ChatService)? = nil
     ) async throws -> Harness {
         let server = SimulatedChatServer(seed: seed)
         try await server.createChannel(channel, members: ["alice", "bob", "carol"], name: "General")
@@ -23,9 +26,10 @@ struct Harness {
         var options = SyncManagerOptions()
         options.clock = InstantClock()
         configure(&options)
-        let manager = try await SyncManager(
-            userId: "alice", service: server.service(for: "alice"), databasePath: databasePath, options: options)
-        return Harness(server: server, manager: manager, path: databasePath, options: options)
+        let wrapped = wrap?(server.service(for: "alice"))
+        let service = wrapped ?? server.service(for: "alice")
+        let manager = try await SyncManager(userId: "alice", service: service, databasePath: databasePath, options: options)
+        return Harness(server: server, manager: manager, path: databasePath, options: options, wrappedService: wrapped)
     }
 
     /// Closes the manager and opens a new one on the same database, as an app relaunch does.
@@ -36,8 +40,8 @@ struct Harness {
 
     /// Opens a new manager on the same database (the old one closed already).
     mutating func reopen() async throws {
-        manager = try await SyncManager(
-            userId: "alice", service: server.service(for: "alice"), databasePath: path, options: options)
+        let service = wrappedService ?? server.service(for: "alice")
+        manager = try await SyncManager(userId: "alice", service: service, databasePath: path, options: options)
     }
 
     func online() async {
@@ -119,12 +123,18 @@ final class EventRecorder: MessageCollectionHandler {
     func collection(_ c: MessageCollection, didUpdateChannel channel: Channel) { record(.channelUpdated(channel)) }
     func collection(_ c: MessageCollection, didRemoveChannel channelURL: String) { record(.channelRemoved(channelURL)) }
     func collectionDidDetectHugeGap(_ c: MessageCollection) { record(.hugeGapDetected) }
+    func collection(_ c: MessageCollection, didFailOperation operation: OutboxOperation, failure: SyncFailure) {
+        record(.operationFailed(operation, failure))
+    }
 
     var newMessages: [Message] { events.compactMap { if case .newMessage(let m) = $0 { m } else { nil } } }
     var failedReqIds: Set<String> {
         Set(events.flatMap { event -> [String] in if case .failed(_, let messages, _) = event { messages.map(\.reqId) } else { [] } })
     }
     var gapCount: Int { events.filter { $0 == .hugeGapDetected }.count }
+    var failedOperations: [OutboxOperation] {
+        events.compactMap { if case .operationFailed(let operation, _) = $0 { operation } else { nil } }
+    }
     var succeededEvents: [(MessageEventAction, [Message])] {
         events.compactMap { if case .succeeded(let a, let m) = $0 { (a, m) } else { nil } }
     }

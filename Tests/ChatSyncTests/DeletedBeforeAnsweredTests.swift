@@ -55,8 +55,8 @@ struct DeletedBeforeAnsweredTests {
         defer { dir.cleanUp() }
         let (harness, stored) = try await storedButUnconfirmed(dir)
         try await failTheLookUp(harness, reqId: stored.reqId)
-        // The user deletes the message (theirs on the service, seen on another device)...
-        try await harness.manager.deleteMessage(messageId: stored.messageId, channelURL: Harness.channel)
+        // The user deletes the message on another device; this run sees the deletion...
+        try await harness.server.delete(messageId: stored.messageId, channelURL: Harness.channel)
         await harness.settle()
         // ...opens the channel, whose newest page no longer holds it, and resends the failed copy.
         let (collection, recorder) = try await openLive(harness)

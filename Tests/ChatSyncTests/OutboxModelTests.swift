@@ -17,7 +17,12 @@ struct OutboxModelTests {
         let permanent: Bool
     }
 
+    /// Every edit or deletion that failed for good, across relaunches.
+    private let operationFailures = FailureLog()
+
     private func open(_ harness: Harness, filters: [MessageFilter]) async throws -> [ModelSubject] {
+        let failures = operationFailures
+        await harness.manager.engine.setOperationFailureWitness { failures.record($0) }
         var subjects: [ModelSubject] = []
         for filter in filters { subjects.append(try await ModelSubject.open(harness.manager, filter: filter, limit: 10)) }
         return subjects
@@ -46,6 +51,10 @@ struct OutboxModelTests {
         var withdrawn: Set<String> = []  // cancelled or deleted by the app
         var everFailed: Set<String> = []  // across relaunches: these may leave their lane's order
         var log: [String] = []
+        // Edits, deletions and corrections come from a generator of their own, so that the
+        // schedules of the other steps stay what they were for every seed.
+        var writes = SeededGenerator(seed: seed &+ 20_000)
+        var written = OwnWrites()
 
         for step in 0..<40 {
             let subject = subjects.randomElement(using: &random)!
@@ -102,9 +111,16 @@ struct OutboxModelTests {
                 log.append("reset")
                 try await subject.collection.resetViewpointTimestamp(.max)
             }
+            if Int.random(in: 0..<3, using: &writes) == 0 {
+                try await written.makeOne(step: step, harness: harness, random: &writes, log: &log, withdrawn: &withdrawn)
+            }
             await applyFaults(server, faulty: faulty)
             await harness.settle()
-            for subject in subjects { everFailed.formUnion(subject.recorder.failedReqIds) }
+            for subject in subjects {
+                everFailed.formUnion(subject.recorder.failedReqIds)
+                written.noteFailures(subject.recorder.failedOperations)
+            }
+            written.noteFailures(operationFailures.operations)
             try await check(harness, subjects, sent: sent, everFailed: everFailed, seed: seed, step: step, log: log)
         }
 
@@ -129,6 +145,7 @@ struct OutboxModelTests {
             }
         }
         #expect(outbox.allSatisfy { $0.message.syncState == .failed }, "nothing left pending: seed \(seed)")
+        try await written.checkFinal(harness, context: "seed \(seed) policy \(policy): \(log)")
         await harness.manager.close()
     }
 
@@ -165,6 +182,7 @@ struct OutboxModelTests {
                 Set(pending.map(\.reqId) + failed.map(\.reqId)) == inOutbox.union(awaitingEcho.intersection(pending.map(\.reqId))),
                 "the pending and failed lists are the outbox: \(context)")
             #expect(succeeded.allSatisfy(subject.filter.matches))
+            try OwnWrites.checkShown(succeeded, queued: harness.manager.engine.store.operations(), context: context)
         }
     }
 }

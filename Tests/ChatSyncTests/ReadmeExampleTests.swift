@@ -70,6 +70,15 @@ struct ReadmeExampleTests {
         }
         // README-END
         #expect(await manager.message(reqId: draft.reqId)?.syncState == .synced)
+        let sent = try #require(await manager.message(reqId: draft.reqId))
+
+        // README-BEGIN edits
+        // Offline or not: shown at once, sent when the network allows.
+        let shown = try await manager.updateMessage(messageId: sent.messageId, channelURL: "general", text: "On my way, 5 min")
+        print(shown.isEditPending)  // true until the service confirms it
+        try await manager.deleteMessage(messageId: sent.messageId, channelURL: "general")
+        // README-END
+        #expect(shown.text == "On my way, 5 min")
 
         // README-BEGIN channels
         // The channel list: cached pages first, kept live.

@@ -35,6 +35,7 @@ struct SoakTests {
     /// One collection per channel plus a media-only one on the first, each with its pending and failed lists loaded.
     func openSubjects(_ harness: Harness, failures: FailureLog) async throws -> [Subject] {
         await harness.manager.engine.setFailureWitness { failures.record($0) }
+        await harness.manager.engine.setOperationFailureWitness { failures.record($0) }
         var plans = Self.channels.map { ($0, MessageFilter()) }
         plans.append((Harness.channel, MessageFilter(kinds: [.image])))
         var subjects: [Subject] = []
@@ -111,6 +112,7 @@ struct SoakTests {
                 if let target = all.randomElement(using: &random) {
                     state.log.append("others edit \(target.messageId) in \(channelURL)")
                     try await server.update(messageId: target.messageId, channelURL: channelURL, text: "edit \(step)")
+                    state.allowedTexts[MessageRef(target)]?.insert("edit \(step)")
                 }
             case 54..<58:
                 if let target = all.randomElement(using: &random) {
@@ -120,7 +122,11 @@ struct SoakTests {
                 }
             case 58..<62:
                 if let target = all.filter({ $0.senderId == "alice" }).randomElement(using: &random) {
-                    try await ownEditOrDelete(target, harness: harness, random: &random, state: &state)
+                    try await ownEditOrDelete(target, step: step, harness: harness, random: &random, state: &state)
+                } else if let waiting = try harness.outbox().filter({ $0.origin == .outbox && !$0.message.syncState.isPending })
+                    .randomElement(using: &random)
+                {
+                    try await correctPending(waiting, step: step, harness: harness, state: &state)
                 }
             case 62..<67:
                 if let target = try harness.outbox().randomElement(using: &random) {
@@ -176,7 +182,11 @@ struct SoakTests {
             plan.permanentErrorTexts = badTexts
             await server.setFaults(plan)
             await harness.settle()
-            for subject in subjects { state.everFailed.formUnion(subject.model.recorder.failedReqIds) }
+            for subject in subjects {
+                state.everFailed.formUnion(subject.model.recorder.failedReqIds)
+                state.failedOperations.formUnion(subject.model.recorder.failedOperations.map { MessageRef($0) })
+            }
+            state.failedOperations.formUnion(state.failures.operations.map { MessageRef($0) })
             state.everFailed.formUnion(state.failures.reqIds)
             try await check(harness, subjects, state: state, context: context(step, state.log))
         }
@@ -204,6 +214,23 @@ struct SoakTests {
         var log: [String] = []
         /// Host-sent messages (see Guarantees) the host's own SDK stored on the server.
         var hostStored: Set<String> = []
+        /// Per message alice edited: the texts it may end with (hers, or a later edit of
+        /// another user, which may land after hers).
+        var allowedTexts: [MessageRef: Set<String>] = [:]
+        /// Messages alice deleted.
+        var deletedByAlice: Set<MessageRef> = []
+        /// Messages an edit or deletion of alice's failed for good on (told by the views).
+        var failedOperations: Set<MessageRef> = []
+        /// Messages alice corrected before they were sent: the text each must arrive with.
+        var corrected: [String: String] = [:]
+    }
+
+    /// A message by channel and id.
+    struct MessageRef: Hashable {
+        let channelURL: String
+        let messageId: Int64
+        init(_ message: Message) { (channelURL, messageId) = (message.channelURL, message.messageId) }
+        init(_ operation: OutboxOperation) { (channelURL, messageId) = (operation.channelURL, operation.messageId) }
     }
 
     /// Latency without real time: requests wait at the server's door while alice sends
@@ -240,22 +267,44 @@ struct SoakTests {
         await server.releaseRequests()
     }
 
+    /// Alice edits or deletes one of her messages on the server, in any connection state:
+    /// it goes through the outbox. Refused (an invalid parameter) only when her cache
+    /// does not hold the message or its deletion is queued.
     private func ownEditOrDelete(
-        _ target: Message, harness: Harness, random: inout SeededGenerator, state: inout SoakState
+        _ target: Message, step: Int, harness: Harness, random: inout SeededGenerator, state: inout SoakState
     ) async throws {
+        let ref = MessageRef(target)
         do {
             if Bool.random(using: &random) {
+                let text = "mine \(step)"
                 state.log.append("alice edits \(target.messageId)")
-                _ = try await harness.manager.updateMessage(messageId: target.messageId, channelURL: target.channelURL, text: "mine")
+                let shown = try await harness.manager.updateMessage(
+                    messageId: target.messageId, channelURL: target.channelURL, text: text)
+                #expect(shown.text == text && shown.isEditPending, "an edit is shown at once")
+                state.allowedTexts[ref] = [text]
             } else {
                 state.log.append("alice deletes \(target.messageId)")
-                state.withdrawn.insert(target.reqId)
                 try await harness.manager.deleteMessage(messageId: target.messageId, channelURL: target.channelURL)
+                state.withdrawn.insert(target.reqId)
+                state.deletedByAlice.insert(ref)
             }
-        } catch let error as ChatServiceError where error.isTransient {
-            // Offline or a fault: the app is told, nothing else changes.
-            state.log.append("  refused: transient")
+        } catch let error as SyncManagerError where error.code == .invalidParameter {
+            let cached = try harness.manager.engine.store.message(channelURL: target.channelURL, messageId: target.messageId)
+            #expect(
+                cached == nil || state.deletedByAlice.contains(ref),
+                "an edit or deletion of a cached message of hers is refused: \(error)")
+            state.log.append("  refused: not cached or being deleted")
         }
+    }
+
+    /// Alice corrects a message that waits or failed, before it is sent (again).
+    private func correctPending(_ entry: OutboxEntry, step: Int, harness: Harness, state: inout SoakState) async throws {
+        guard !Self.badTexts.contains(entry.message.text) else { return }
+        let text = "fixed \(step)"
+        state.log.append("alice corrects \(entry.message.syncState) \(entry.reqId.prefix(4))")
+        let corrected = try await harness.manager.updatePendingMessage(reqId: entry.reqId, text: text)
+        #expect(corrected.text == text)
+        state.corrected[entry.reqId] = text
     }
 
     private func check(_ harness: Harness, _ subjects: [Subject], state: SoakState, context: String) async throws {
@@ -294,6 +343,8 @@ struct SoakTests {
             // service stored is resolved.
             let stuck = outbox.filter { $0.origin == .outbox && $0.message.syncState.isPending }.map(\.message.syncState)
             #expect(stuck.isEmpty, "a lane stopped with messages pending: \(context)")
+            let operations = try harness.manager.engine.store.operations()
+            #expect(operations.isEmpty, "a lane stopped with edits or deletions queued: \(operations) \(context)")
             #expect(awaitingEcho.isEmpty, "responses still wait for their echoes: \(context)")
             let unresolved = outbox.filter { state.hostStored.contains($0.reqId) }
             #expect(unresolved.isEmpty, "host-sent messages the service stored are still pending: \(context)")
@@ -315,6 +366,11 @@ struct SoakTests {
                 #expect(
                     succeeded.map(\.messageId) == expected.map(\.messageId),
                     "the view of \(subject.channelURL) \(model.filter) has a hole or a stray: \(context)")
+                if succeeded.map(\.messageId) == expected.map(\.messageId) {
+                    let stale = zip(succeeded, expected).filter { $0.text != $1.text || $0.isEditPending }
+                    #expect(
+                        stale.isEmpty, "the view of \(subject.channelURL) shows texts the server does not: \(stale.map(\.0)) \(context)")
+                }
             }
         }
     }
@@ -338,6 +394,24 @@ struct SoakTests {
             }
         }
         #expect(outbox.allSatisfy { $0.message.syncState == .failed }, "nothing left pending: \(context)")
+        #expect(try harness.manager.engine.store.operations().isEmpty, "no edit or deletion left: \(context)")
+        for channelURL in Self.channels {
+            let onServer = Dictionary(
+                await harness.server.messages(in: channelURL).map { ($0.messageId, $0) }, uniquingKeysWith: { first, _ in first })
+            for (ref, allowed) in state.allowedTexts where ref.channelURL == channelURL && !state.failedOperations.contains(ref) {
+                guard let message = onServer[ref.messageId] else { continue }  // deleted since, by someone
+                #expect(allowed.contains(message.text), "alice's last edit of \(ref.messageId) holds: \(message.text) \(context)")
+            }
+            for ref in state.deletedByAlice where ref.channelURL == channelURL && !state.failedOperations.contains(ref) {
+                #expect(onServer[ref.messageId] == nil, "alice's deletion of \(ref.messageId) is not lost: \(context)")
+            }
+            for (reqId, text) in state.corrected {
+                guard let message = onServer.values.first(where: { $0.reqId == reqId }) else { continue }
+                #expect(
+                    message.text == text || state.allowedTexts[MessageRef(message)] != nil,
+                    "a corrected message arrives with its correction: \(context)")
+            }
+        }
     }
 }
 
@@ -345,6 +419,10 @@ struct SoakTests {
 /// a view sees only the failures of its own channel, and the soak closes views.
 final class FailureLog: Sendable {
     private let storage = Mutex<Set<String>>([])
+    private let failedOperations = Mutex<[OutboxOperation]>([])
     func record(_ reqId: String) { storage.withLock { _ = $0.insert(reqId) } }
     var reqIds: Set<String> { storage.withLock { $0 } }
+    /// An edit or deletion failed for good.
+    func record(_ operation: OutboxOperation) { failedOperations.withLock { $0.append(operation) } }
+    var operations: [OutboxOperation] { failedOperations.withLock { $0 } }
 }

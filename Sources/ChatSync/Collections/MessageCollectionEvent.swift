@@ -31,4 +31,8 @@ public enum MessageCollectionEvent: Sendable, Hashable {
     /// Too many messages are missing between the view and the server's newest to
     /// sync them all; the app typically calls `resetViewpointTimestamp(.max)`.
     case hugeGapDetected
+    /// An edit or deletion of the user's failed for good (a permanent refusal, or its
+    /// retries spent). Its local effect is already undone: the message shows the
+    /// service's version again, or is back in the view. Delivered once per operation.
+    case operationFailed(OutboxOperation, SyncFailure)
 }

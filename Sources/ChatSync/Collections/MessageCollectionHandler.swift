@@ -31,6 +31,8 @@ public protocol MessageCollectionHandler: AnyObject, Sendable {
     func collection(_ c: MessageCollection, didRemoveChannel channelURL: String)
     /// Too many messages are missing to sync them all.
     func collectionDidDetectHugeGap(_ c: MessageCollection)
+    /// An edit or deletion of the user's failed for good; its local effect was undone.
+    func collection(_ c: MessageCollection, didFailOperation operation: OutboxOperation, failure: SyncFailure)
 }
 
 extension MessageCollectionHandler {
@@ -51,6 +53,8 @@ extension MessageCollectionHandler {
     public func collection(_ c: MessageCollection, didRemoveChannel channelURL: String) {}
     /// Does nothing.
     public func collectionDidDetectHugeGap(_ c: MessageCollection) {}
+    /// Does nothing.
+    public func collection(_ c: MessageCollection, didFailOperation operation: OutboxOperation, failure: SyncFailure) {}
 }
 
 extension MessageCollectionEvent {
@@ -71,6 +75,8 @@ extension MessageCollectionEvent {
             handler.collection(collection, didRemoveChannel: channelURL)
         case .hugeGapDetected:
             handler.collectionDidDetectHugeGap(collection)
+        case .operationFailed(let operation, let failure):
+            handler.collection(collection, didFailOperation: operation, failure: failure)
         }
     }
 }

@@ -46,14 +46,17 @@ final class MessageView {
     var generation = 0
 
     private let continuation: AsyncStream<MessageCollectionEvent>.Continuation
+    /// The user's queued edits and deletions: every message enters through them.
+    private let pendingWrites: PendingWrites
     private var handler: (any MessageCollectionHandler)?
     /// The public handle, for handler callbacks; weak so a dropped collection can go away.
     weak var collection: MessageCollection?
 
     init(
         id: Int, channelURL: String, filter: MessageFilter, viewpoint: Int64, limit: Int, capacity: Int,
-        continuation: AsyncStream<MessageCollectionEvent>.Continuation
+        pendingWrites: PendingWrites, continuation: AsyncStream<MessageCollectionEvent>.Continuation
     ) {
+        self.pendingWrites = pendingWrites
         self.id = id
         self.channelURL = channelURL
         self.filter = filter
@@ -119,7 +122,17 @@ final class MessageView {
     /// replaced instead. Emits the insertions and updates, then trims to capacity from
     /// the end opposite `growing`. Answers how many were inserted.
     @discardableResult
-    func insert(_ messages: [Message], growing: Direction) -> Int {
+    func insert(_ incoming: [Message], growing: Direction) -> Int {
+        var messages = incoming
+        if !pendingWrites.isEmpty {
+            // A message being deleted stays out, but the view still covers its place,
+            // so the next fetch reads past it instead of serving it again.
+            messages = incoming.compactMap { pendingWrites.overlaid($0) }
+            if messages.count < incoming.count, let lower = incoming.map(\.sortKey).min(), let upper = incoming.map(\.sortKey).max() {
+                bounds.extendLower(to: lower)
+                bounds.extendUpper(to: upper)
+            }
+        }
         var updated: [Message] = []
         var fresh: [Message] = []
         var seen: Set<Int64> = []
@@ -183,7 +196,7 @@ final class MessageView {
     /// Replaces held messages by id; answers those replaced.
     func update(_ messages: [Message]) {
         var updated: [Message] = []
-        for message in messages {
+        for message in pendingWrites.isEmpty ? messages : messages.compactMap({ pendingWrites.overlaid($0) }) {
             guard let index = index(of: message.messageId), succeeded[index] != message,
                 message.updatedAt >= succeeded[index].updatedAt,  // a stale copy never undoes an edit
                 message.sortKey == succeeded[index].sortKey  // an edit never moves a message; a copy that does is malformed

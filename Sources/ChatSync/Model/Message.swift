@@ -45,6 +45,12 @@ public struct Message: Sendable, Hashable, Codable {
     public var uploadProgress: Double?
     /// Why the message failed, set when ``syncState`` is ``SyncState/failed``.
     public var failure: SyncFailure?
+    /// `true` while an edit of this message by the user waits in the outbox: ``text``
+    /// is then the user's newest text, not yet confirmed by the service.
+    ///
+    /// Local state like ``syncState``: services neither send nor read it, and it is
+    /// encoded only when `true` (absent decodes as `false`).
+    public var isEditPending: Bool = false
 
     /// Creates a message. An `updatedAt` of `nil` means "the same as `createdAt`".
     public init(
@@ -68,6 +74,59 @@ public struct Message: Sendable, Hashable, Codable {
         self.syncState = syncState
         self.uploadProgress = uploadProgress
         self.failure = failure
+    }
+}
+
+// MARK: - Coding
+
+extension Message {
+    private enum CodingKeys: String, CodingKey {
+        case messageId, reqId, channelURL, senderId, kind, text, customType, data, file, parentMessageId
+        case createdAt, updatedAt, syncState, uploadProgress, failure, isEditPending
+    }
+
+    /// Decodes a message; a missing `isEditPending` is `false`, so services never need it.
+    public init(from decoder: any Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            messageId: try values.decode(Int64.self, forKey: .messageId),
+            reqId: try values.decode(String.self, forKey: .reqId),
+            channelURL: try values.decode(String.self, forKey: .channelURL),
+            senderId: try values.decode(String.self, forKey: .senderId),
+            kind: try values.decode(MessageKind.self, forKey: .kind),
+            text: try values.decode(String.self, forKey: .text),
+            customType: try values.decode(String.self, forKey: .customType),
+            data: try values.decode(String.self, forKey: .data),
+            file: try values.decodeIfPresent(FileInfo.self, forKey: .file),
+            parentMessageId: try values.decodeIfPresent(Int64.self, forKey: .parentMessageId),
+            createdAt: try values.decode(Int64.self, forKey: .createdAt),
+            updatedAt: try values.decode(Int64.self, forKey: .updatedAt),
+            syncState: try values.decode(SyncState.self, forKey: .syncState),
+            uploadProgress: try values.decodeIfPresent(Double.self, forKey: .uploadProgress),
+            failure: try values.decodeIfPresent(SyncFailure.self, forKey: .failure))
+        isEditPending = try values.decodeIfPresent(Bool.self, forKey: .isEditPending) ?? false
+    }
+
+    /// Encodes a message; `isEditPending` only when `true`, so a service's wire format
+    /// does not change.
+    public func encode(to encoder: any Encoder) throws {
+        var values = encoder.container(keyedBy: CodingKeys.self)
+        try values.encode(messageId, forKey: .messageId)
+        try values.encode(reqId, forKey: .reqId)
+        try values.encode(channelURL, forKey: .channelURL)
+        try values.encode(senderId, forKey: .senderId)
+        try values.encode(kind, forKey: .kind)
+        try values.encode(text, forKey: .text)
+        try values.encode(customType, forKey: .customType)
+        try values.encode(data, forKey: .data)
+        try values.encodeIfPresent(file, forKey: .file)
+        try values.encodeIfPresent(parentMessageId, forKey: .parentMessageId)
+        try values.encode(createdAt, forKey: .createdAt)
+        try values.encode(updatedAt, forKey: .updatedAt)
+        try values.encode(syncState, forKey: .syncState)
+        try values.encodeIfPresent(uploadProgress, forKey: .uploadProgress)
+        try values.encodeIfPresent(failure, forKey: .failure)
+        if isEditPending { try values.encode(true, forKey: .isEditPending) }
     }
 }
 

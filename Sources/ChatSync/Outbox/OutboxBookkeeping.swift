@@ -22,6 +22,8 @@ struct OutboxBookkeeping {
     private(set) var manualResends: Set<String> = []
     /// The last upload progress reported per request id, for throttling.
     var reportedProgress: [String: Double] = [:]
+    /// Uploads in flight, so that cancelling a message cancels its upload.
+    var uploads: [String: Task<FileInfo, any Error>] = [:]
     /// Messages of this device that synced lately, for `message(reqId:)`.
     private(set) var recentlySynced = RecentlySynced()
     /// Messages the service deleted during this run, so that an answer naming one is
@@ -32,8 +34,16 @@ struct OutboxBookkeeping {
     /// what an earlier one stored.
     private var attempted: Set<String> = []
 
+    /// Whether a send request of this entry went in this run.
+    func wasAttempted(_ reqId: String) -> Bool { attempted.contains(reqId) }
+
     /// A send request is about to go; answers whether an earlier one of this run went.
     mutating func noteAttempt(_ reqId: String) -> Bool { !attempted.insert(reqId).inserted }
+
+    /// The app cancelled a message while its file was uploading.
+    mutating func cancelUpload(_ reqId: String) {
+        uploads.removeValue(forKey: reqId)?.cancel()
+    }
 
     /// The app asked to resend a failed message.
     mutating func noteManualResend(_ reqId: String) { manualResends.insert(reqId) }

@@ -9,7 +9,10 @@ extension SyncEngine {
     func kickLanes(_ channelURL: String? = nil) {
         guard isOnline else { return }
         let entries = (try? store.outboxEntries(channelURL: channelURL, states: Self.pendingStates)) ?? []
-        let lanes = Set(entries.filter { $0.origin == .outbox }.map { LaneKey(channelURL: $0.channelURL, lane: $0.lane) })
+        var lanes = Set(entries.filter { $0.origin == .outbox }.map { LaneKey(channelURL: $0.channelURL, lane: $0.lane) })
+        for operationChannel in pendingWrites.channelURLs where channelURL == nil || channelURL == operationChannel {
+            lanes.insert(LaneKey(channelURL: operationChannel, lane: .text))
+        }
         for lane in lanes.sorted(by: { $0.description < $1.description }) where !outbox.runningLanes.contains(lane) {
             outbox.runningLanes.insert(lane)
             runInBackground { await $0.runLane(lane) }
@@ -17,12 +20,18 @@ extension SyncEngine {
     }
 
     /// Sends a lane's messages strictly one at a time in creation order: the head is
-    /// synced or failed before the next one goes.
+    /// synced or failed before the next one goes. The text lane carries the channel's
+    /// edits and deletions too, in the same order.
     private func runLane(_ lane: LaneKey) async {
         defer { outbox.runningLanes.remove(lane) }
         while isOnline {
             let entries = (try? store.outboxEntries(channelURL: lane.channelURL, lane: lane.lane, states: Self.pendingStates)) ?? []
-            guard let head = entries.first(where: { $0.origin == .outbox }) else { return }
+            let head = entries.first(where: { $0.origin == .outbox })
+            if lane.lane == .text, let operation = pendingWrites.head(of: lane.channelURL), operation.seq < head?.seq ?? .max {
+                guard await attempt(operation) else { return }
+                continue
+            }
+            guard let head else { return }
             // A message in flight when the app last stopped is asked about first (Guarantees: Relaunch).
             if outbox.awaitingReconciliation.contains(head.reqId) { return }
             guard await attempt(head) else { return }
@@ -121,9 +130,15 @@ extension SyncEngine {
         let reporter = Task { [weak self] in
             for await fraction in progress { await self?.reportUploadProgress(reqId, fraction) }
         }
-        defer { reporter.cancel() }
+        defer {
+            reporter.cancel()
+            outbox.uploads[reqId] = nil
+        }
+        let service = service
+        let task = Task { try await service.uploadFile(request) { continuation.yield($0) } }
+        outbox.uploads[reqId] = task
         do {
-            let uploaded = try await service.uploadFile(request) { continuation.yield($0) }
+            let uploaded = try await task.value
             continuation.finish()
             await reporter.value
             return uploaded

@@ -16,11 +16,13 @@ extension SyncEngine {
 
     func cancel(reqId: String) throws {
         try checkOpen()
-        guard let entry = try store.outboxEntry(reqId: reqId), entry.message.syncState == .created || entry.message.syncState == .failed
+        let cancellable: Set<SyncState> = [.created, .uploading, .failed]
+        guard let entry = try store.outboxEntry(reqId: reqId), cancellable.contains(entry.message.syncState)
         else {
-            throw SyncManagerError(.invalidParameter, "only a waiting or failed message can be cancelled ('\(reqId)')")
+            throw SyncManagerError(.invalidParameter, "only a waiting, uploading or failed message can be cancelled ('\(reqId)')")
         }
         try drop(entry, reason: .removeManualAction)
+        outbox.cancelUpload(reqId)
     }
 
     func deleteFailed(reqId: String) throws {
@@ -41,7 +43,7 @@ extension SyncEngine {
     func message(reqId: String) -> Message? {
         guard !isClosed else { return nil }
         if let entry = try? store.outboxEntry(reqId: reqId) { return entry.message }
-        if let cached = try? store.message(reqId: reqId) { return cached }
+        if let cached = try? store.message(reqId: reqId) { return pendingWrites.overlaid(cached) }
         return outbox.awaitingEcho[reqId] ?? outbox.recentlySynced[reqId]
     }
 

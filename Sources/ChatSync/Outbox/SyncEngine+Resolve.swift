@@ -16,6 +16,7 @@ extension SyncEngine {
             withdraw(entry, reason: .removeResendSucceeded)
             return
         }
+        keepCorrection(of: entry, answeredWith: sent)
         noteNewMessage(sent)
         if let live = channels[channelURL]?.liveEdge, sent.sortKey > live {
             // Its real-time echo will place it; until then it stays where it is shown.
@@ -61,6 +62,7 @@ extension SyncEngine {
         }
         guard let entry = try store.outboxEntry(reqId: message.reqId), entry.channelURL == message.channelURL else { return }
         try retire(message.reqId, as: message.asSynced)
+        keepCorrection(of: entry, answeredWith: message)
         withdraw(entry, reason: .removeResendSucceeded)
     }
 
@@ -112,6 +114,7 @@ extension SyncEngine {
     /// them later, and any echo of them awaited ends.
     func noteDeleted(channelURL: String, messageIds: [Int64]) {
         outbox.deletedLately.remember(channelURL: channelURL, messageIds: messageIds)
+        settleOperations(ofDeleted: messageIds, in: channelURL)
         guard !outbox.awaitingEcho.isEmpty else { return }
         let deleted = Set(messageIds)
         let ended = outbox.awaitingEcho.filter { $0.value.channelURL == channelURL && deleted.contains($0.value.messageId) }

@@ -5,8 +5,8 @@ import GRDB
 extension ChatStore {
     private static let outboxColumns =
         "seq, origin, state, local_path, upload_progress, failure_code, failure_message, failure_retryable, "
-        + "attempts, resend_attempts, failed_at, \(MessageColumns.selectList)"
-    private static let outboxFixedCount = 11
+        + "attempts, resend_attempts, failed_at, text_corrected, \(MessageColumns.selectList)"
+    private static let outboxFixedCount = 12
 
     /// Adds `entry` to the outbox and answers it with its sequence number.
     /// Throws ``SyncManagerError/Code/invalidParameter`` when its `reqId` is already there.
@@ -14,10 +14,15 @@ extension ChatStore {
         try write { db in try Self.insertOutbox(entry, in: db) }
     }
 
+    /// The next number in the one sequence that messages and operations share, so that
+    /// a lane's FIFO order holds across both tables.
+    static let nextSeqSQL =
+        "(SELECT MAX(IFNULL((SELECT MAX(seq) FROM outbox), 0), IFNULL((SELECT MAX(seq) FROM outbox_operation), 0)) + 1)"
+
     private static let insertOutboxSQL: String = {
-        let columns = "lane, " + outboxColumns.replacingOccurrences(of: "seq, ", with: "")
+        let columns = "seq, lane, " + outboxColumns.replacingOccurrences(of: "seq, ", with: "")
         let placeholders = Array(repeating: "?", count: outboxFixedCount + MessageColumns.count).joined(separator: ", ")
-        return "INSERT INTO outbox (\(columns)) VALUES (\(placeholders))"
+        return "INSERT INTO outbox (\(columns)) VALUES (\(nextSeqSQL), \(placeholders))"
     }()
 
     static func insertOutbox(_ entry: OutboxEntry, in db: Database) throws -> OutboxEntry {
@@ -43,7 +48,7 @@ extension ChatStore {
         let assignments =
             ([
                 "origin", "state", "local_path", "upload_progress", "failure_code", "failure_message",
-                "failure_retryable", "attempts", "resend_attempts", "failed_at",
+                "failure_retryable", "attempts", "resend_attempts", "failed_at", "text_corrected",
             ]
             + MessageColumns.names).map { "\($0) = ?" }.joined(separator: ", ")
         return "UPDATE outbox SET lane = ?, \(assignments) WHERE req_id = ?"
@@ -112,7 +117,7 @@ extension ChatStore {
     func moveOutboxToLaneTail(reqId: String) throws {
         try write { db in
             try db.execute(
-                sql: "UPDATE outbox SET seq = (SELECT IFNULL(MAX(seq), 0) + 1 FROM outbox) WHERE req_id = ?",
+                sql: "UPDATE outbox SET seq = \(Self.nextSeqSQL) WHERE req_id = ?",
                 arguments: [reqId])
         }
     }
@@ -124,7 +129,7 @@ extension ChatStore {
         return [
             entry.origin.rawValue, message.syncState.rawValue, message.file?.localPath, message.uploadProgress,
             message.failure?.code, message.failure?.message, message.failure?.isRetryable,
-            entry.attempts, entry.resendAttempts, entry.failedAt,
+            entry.attempts, entry.resendAttempts, entry.failedAt, entry.textCorrected,
         ] + MessageColumns.values(of: message)
     }
 
@@ -141,6 +146,6 @@ extension ChatStore {
         }
         return OutboxEntry(
             message: message, seq: row[0], origin: OutboxEntry.Origin(rawValue: row[1]) ?? .outbox,
-            attempts: row[8], resendAttempts: row[9], failedAt: row[10])
+            attempts: row[8], resendAttempts: row[9], failedAt: row[10], textCorrected: row[11])
     }
 }

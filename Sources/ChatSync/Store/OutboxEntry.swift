@@ -18,10 +18,13 @@ struct OutboxEntry: Sendable, Hashable {
     var resendAttempts: Int
     /// When it failed (ms since 1970), for retention.
     var failedAt: Int64?
+    /// The app corrected its text after an attempt may have reached the service; an
+    /// answer with the earlier text is then followed by an edit.
+    var textCorrected: Bool
 
     init(
         message: Message, seq: Int64 = 0, origin: Origin = .outbox, attempts: Int = 0, resendAttempts: Int = 0,
-        failedAt: Int64? = nil
+        failedAt: Int64? = nil, textCorrected: Bool = false
     ) {
         self.message = message
         self.seq = seq
@@ -29,6 +32,7 @@ struct OutboxEntry: Sendable, Hashable {
         self.attempts = attempts
         self.resendAttempts = resendAttempts
         self.failedAt = failedAt
+        self.textCorrected = textCorrected
     }
 
     /// Which collection list shows it: the failed list once it failed, including

@@ -8,7 +8,7 @@ import GRDB
 enum StoreSchema {
     /// The schema this library writes. A database with a higher number was written
     /// by a newer ChatSync and is refused rather than damaged.
-    static let version = 1
+    static let version = 2
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -74,6 +74,24 @@ enum StoreSchema {
                         scope TEXT PRIMARY KEY NOT NULL,
                         token TEXT NOT NULL
                     );
+                    """)
+        }
+        // Edits and deletions wait in the outbox too (Guarantees: Edits and deletions). They
+        // share the outbox's sequence, so a channel's text lane keeps one FIFO order.
+        migrator.registerMigration("v2") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE outbox_operation (
+                        seq INTEGER PRIMARY KEY,
+                        operation_id TEXT NOT NULL UNIQUE,
+                        kind TEXT NOT NULL,
+                        channel_url TEXT NOT NULL,
+                        message_id INTEGER NOT NULL,
+                        text TEXT,
+                        attempts INTEGER NOT NULL DEFAULT 0
+                    );
+                    ALTER TABLE outbox ADD COLUMN text_corrected INTEGER NOT NULL DEFAULT 0;
+                    UPDATE metadata SET schema_version = 2;
                     """)
         }
         return migrator

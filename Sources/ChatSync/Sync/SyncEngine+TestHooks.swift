@@ -22,6 +22,8 @@ extension SyncEngine {
 
     /// Sets ``failureWitness``.
     func setFailureWitness(_ witness: (@Sendable (String) -> Void)?) { failureWitness = witness }
+    /// Sets ``operationFailureWitness``.
+    func setOperationFailureWitness(_ witness: (@Sendable (OutboxOperation) -> Void)?) { operationFailureWitness = witness }
 
     /// Whether the view with `id` follows the channel's live edge (live messages enter it).
     func isFollowingLive(viewId id: Int) -> Bool {

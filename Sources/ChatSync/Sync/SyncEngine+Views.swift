@@ -16,7 +16,7 @@ extension SyncEngine {
         nextViewId += 1
         views[id] = MessageView(
             id: id, channelURL: channelURL, filter: filter, viewpoint: viewpoint, limit: limit,
-            capacity: options.messageCollectionCapacity, continuation: continuation)
+            capacity: options.messageCollectionCapacity, pendingWrites: pendingWrites, continuation: continuation)
         followNewest(channelURL)
         return (id, stream)
     }

@@ -34,11 +34,16 @@ actor SyncEngine {
     var catchingUp: Set<String> = []
     /// The outbox's in-memory facts, beside its table.
     var outbox = OutboxBookkeeping()
+    /// The user's queued edits and deletions, laid over every message a view shows.
+    let pendingWrites = PendingWrites()
     var observers = MessageObservers()
     /// Told the request id of every message that enters the failed state, whether or not
     /// a collection shows its channel: the soak uses it to know which messages may leave
     /// their lane's order. `nil` in apps.
     var failureWitness: (@Sendable (String) -> Void)?
+    /// Told every edit or deletion that fails for good, whether or not a collection shows
+    /// its channel (the soak's and model tests' view of them). `nil` in apps.
+    var operationFailureWitness: (@Sendable (OutboxOperation) -> Void)?
     /// Tracked background tasks, and the listeners told when one ends or an event is
     /// handled (see `activitySignals()`).
     var background = BackgroundWork()
@@ -54,6 +59,7 @@ actor SyncEngine {
             try store.outboxEntries(states: [.created, .uploading, .syncing])
                 .filter { $0.message.syncState != .created || $0.origin == .host }
                 .map(\.reqId))
+        pendingWrites.load(try store.operations())
     }
 
     /// Throws ``SyncManagerError/Code/closed`` once the manager is closed.

@@ -1,0 +1,113 @@
+// MARK: - Sending an edit or deletion, and what its answer changes
+
+extension SyncEngine {
+    /// One try at an operation at the head of its lane. Answers `false` when the lane
+    /// must stop (closed). Errors are classified as for a send: waiting for the
+    /// connection spends nothing; transient errors spend a retry; permanent ones and
+    /// spent retries fail the operation and undo its local effect.
+    func attempt(_ queued: QueuedOperation) async -> Bool {
+        let operation = queued.operation
+        let epochAtStart = epoch
+        do {
+            switch operation.kind {
+            case .edit:
+                let answer = try await service.updateMessage(
+                    channelURL: operation.channelURL, messageId: operation.messageId, text: operation.text ?? "")
+                guard !isClosed else { return false }
+                guard answer.messageId == operation.messageId, answer.channelURL == operation.channelURL else {
+                    throw ChatServiceError.transient(.badResponse, "the answer to editing \(operation.messageId) describes another message")
+                }
+                try landEdit(queued, answer: answer.asSynced)
+            case .deletion:
+                try await service.deleteMessage(channelURL: operation.channelURL, messageId: operation.messageId)
+                guard !isClosed else { return false }
+                try landDeletion(queued)
+            }
+        } catch let error as SyncManagerError {
+            if !isClosed { logger.error("the outbox could not record operation \(operation.id): \(error)") }
+            return false
+        } catch {
+            guard !isClosed else { return false }
+            await handleOperationError(queued, ChatServiceError.classify(error), epochAtStart: epochAtStart)
+        }
+        return true
+    }
+
+    private func handleOperationError(_ queued: QueuedOperation, _ error: ChatServiceError, epochAtStart: Int) async {
+        do {
+            guard pendingWrites.contains(id: queued.id) else { return }
+            // Deleting a message that is already gone is done, whoever deleted it.
+            if queued.operation.kind == .deletion, error.code == .notFound, !error.isTransient { return try landDeletion(queued) }
+            guard error.isTransient else { return try failForGood(queued, failure: error.failure) }
+            let unreachable = error.code == .network || !isOnline || epoch != epochAtStart
+            let attempts = queued.attempts + (unreachable ? 0 : 1)
+            guard attempts <= options.sendRetryLimit else { return try failForGood(queued, failure: error.failure) }
+            try store.setOperationAttempts(id: queued.id, attempts: attempts)
+            pendingWrites.setAttempts(id: queued.id, attempts)
+            logger.debug("operation \(queued.id) failed (\(error)); retrying after \(options.sendRetryInterval)")
+            if isOnline { try await options.clock.sleep(for: options.sendRetryInterval) }
+        } catch {
+            logger.debug("retry wait of operation \(queued.id) ended: \(error)")
+        }
+    }
+
+    /// The service took the edit: its answer becomes the confirmed version, shown with
+    /// any edits still queued on top.
+    private func landEdit(_ queued: QueuedOperation, answer: Message) throws {
+        guard forget(queued) else { return }
+        try store.deleteOperations(ids: [queued.id])
+        var confirmed = answer
+        if let cached = try store.message(channelURL: answer.channelURL, messageId: answer.messageId) {
+            if cached.updatedAt > answer.updatedAt { confirmed = cached } else { try store.upsertMessages([answer]) }
+        }
+        refreshViews(answer.channelURL, with: [confirmed], admitting: false)
+        noteChangedMessage(channelURL: answer.channelURL, messageId: answer.messageId, now: confirmed)
+    }
+
+    /// The service deleted the message: a confirmed deletion, like one from anyone else.
+    private func landDeletion(_ queued: QueuedOperation) throws {
+        guard forget(queued) else { return }
+        try store.deleteOperations(ids: [queued.id])
+        applyDeleted(channelURL: queued.channelURL, messageIds: [queued.messageId])
+    }
+
+    /// The operation failed for good: it leaves the outbox, its channel's collections are
+    /// told, and the message is shown as the service last confirmed it (with the other
+    /// queued edits on top). An edit refused because the message is gone removes it.
+    private func failForGood(_ queued: QueuedOperation, failure: SyncFailure) throws {
+        guard forget(queued) else { return }
+        try store.deleteOperations(ids: [queued.id])
+        logger.info("operation \(queued.id) (\(queued.operation.kind.rawValue) of \(queued.messageId)) failed: \(failure.message)")
+        operationFailureWitness?(queued.operation)
+        for view in views(of: queued.channelURL) { view.emit(.operationFailed(queued.operation, failure)) }
+        if queued.operation.kind == .edit, failure.code == ChatServiceError.Code.notFound.rawValue {
+            return applyDeleted(channelURL: queued.channelURL, messageIds: [queued.messageId])
+        }
+        guard let confirmed = try store.message(channelURL: queued.channelURL, messageId: queued.messageId) else { return }
+        refreshViews(queued.channelURL, with: [confirmed], admitting: queued.operation.kind == .deletion)
+    }
+
+    /// Drops the operation from the in-memory queue; answers `false` when something
+    /// else (a deletion that superseded it, or one confirmed meanwhile) already did.
+    private func forget(_ queued: QueuedOperation) -> Bool { pendingWrites.remove(id: queued.id) != nil }
+
+    /// A deletion is confirmed (from the service, by anyone): a queued deletion of the
+    /// message is done, and its queued edits fail as an edit of a missing message does.
+    func settleOperations(ofDeleted messageIds: [Int64], in channelURL: String) {
+        guard !pendingWrites.isEmpty else { return }
+        for messageId in messageIds {
+            let queued = pendingWrites.operations(channelURL: channelURL, messageId: messageId)
+            guard !queued.isEmpty else { continue }
+            for operation in queued { pendingWrites.remove(id: operation.id) }
+            do { try store.deleteOperations(ids: queued.map(\.id)) } catch {
+                logger.error("could not remove the operations of deleted message \(messageId): \(error)")
+            }
+            let failure = SyncFailure(
+                code: ChatServiceError.Code.notFound.rawValue, message: "message \(messageId) was deleted", isRetryable: false)
+            for operation in queued where operation.operation.kind == .edit {
+                operationFailureWitness?(operation.operation)
+                for view in views(of: channelURL) { view.emit(.operationFailed(operation.operation, failure)) }
+            }
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+
+// MARK: - Edits and deletions of the user's synced messages enter the outbox
+
+extension SyncEngine {
+    /// The user's own message as the service last confirmed it: cached, or answered and
+    /// waiting for its echo. Anything else is ``SyncManagerError/Code/invalidParameter``.
+    private func ownSyncedMessage(messageId: Int64, channelURL: String) throws -> Message {
+        try checkOpen()
+        guard messageId > 0, !channelURL.isEmpty else {
+            throw SyncManagerError(.invalidParameter, "a synced message needs a channel and a positive messageId")
+        }
+        let found =
+            try store.message(channelURL: channelURL, messageId: messageId)
+            ?? outbox.awaitingEcho.values.first { $0.channelURL == channelURL && $0.messageId == messageId }
+        guard let message = found else {
+            throw SyncManagerError(.invalidParameter, "message \(messageId) of \(channelURL) is not in the cache")
+        }
+        guard message.senderId == userId else {
+            throw SyncManagerError(.invalidParameter, "message \(messageId) was sent by \(message.senderId), not \(userId)")
+        }
+        guard !pendingWrites.isBeingDeleted(channelURL: channelURL, messageId: messageId) else {
+            throw SyncManagerError(.invalidParameter, "message \(messageId) is being deleted")
+        }
+        return message
+    }
+
+    /// Stores an edit in the outbox, shows it at once, and wakes the channel's text lane.
+    func editOwn(messageId: Int64, channelURL: String, text: String) throws -> Message {
+        guard !text.allSatisfy(\.isWhitespace), text.count <= SendLimits.maxTextLength else {
+            throw SyncManagerError(.invalidParameter, "the new text must not be empty or longer than \(SendLimits.maxTextLength)")
+        }
+        let confirmed = try ownSyncedMessage(messageId: messageId, channelURL: channelURL)
+        try enqueue(OutboxOperation(id: UUID().uuidString, kind: .edit, channelURL: channelURL, messageId: messageId, text: text))
+        refreshViews(channelURL, with: [confirmed], admitting: false)
+        return pendingWrites.overlaid(confirmed) ?? confirmed
+    }
+
+    /// Stores a deletion in the outbox, removes the message from every view at once, and
+    /// wakes the lane. Edits of the message still queued are dropped: the deletion
+    /// supersedes them. Deleting a message whose deletion is queued already does nothing.
+    func deleteOwn(messageId: Int64, channelURL: String) throws {
+        if (try? checkOpen()) != nil, pendingWrites.isBeingDeleted(channelURL: channelURL, messageId: messageId) { return }
+        _ = try ownSyncedMessage(messageId: messageId, channelURL: channelURL)
+        let superseded = pendingWrites.operations(channelURL: channelURL, messageId: messageId).map(\.id)
+        try store.deleteOperations(ids: superseded)
+        for id in superseded { pendingWrites.remove(id: id) }
+        try enqueue(OutboxOperation(id: UUID().uuidString, kind: .deletion, channelURL: channelURL, messageId: messageId))
+        for view in views(of: channelURL) { view.remove(messageIds: [messageId]) }
+    }
+
+    private func enqueue(_ operation: OutboxOperation) throws {
+        let seq = try store.insertOperation(operation)
+        pendingWrites.add(QueuedOperation(operation: operation, seq: seq, attempts: 0))
+        kickLanes(operation.channelURL)
+    }
+
+    /// Corrects the text of a message not sent yet (`.created` or `.failed`), in the
+    /// outbox itself: no request is made for it.
+    func updatePending(reqId: String, text: String) throws -> Message {
+        try checkOpen()
+        guard var entry = try store.outboxEntry(reqId: reqId), entry.origin == .outbox,
+            entry.message.syncState == .created || entry.message.syncState == .failed
+        else {
+            throw SyncManagerError(.invalidParameter, "no waiting or failed message of this device has reqId '\(reqId)'")
+        }
+        let needsText = entry.message.kind == .text
+        guard text.count <= SendLimits.maxTextLength, !(needsText && text.allSatisfy(\.isWhitespace)) else {
+            throw SyncManagerError(.invalidParameter, "the new text must not be empty or longer than \(SendLimits.maxTextLength)")
+        }
+        // An attempt may have reached the service already (its answer lost): the text it
+        // stored is then corrected by an edit once the message is known to be there.
+        if entry.attempts > 0 || entry.isInFailedList || outbox.wasAttempted(reqId) { entry.textCorrected = true }
+        entry.message.text = text
+        return try save(entry).message
+    }
+
+    /// A message of this device turned out stored with the text of an attempt made before
+    /// the app corrected it: the user's text follows as an edit, shown at once.
+    func keepCorrection(of entry: OutboxEntry, answeredWith sent: Message) {
+        guard entry.textCorrected, sent.text != entry.message.text, sent.messageId > 0 else { return }
+        let edit = OutboxOperation(
+            id: UUID().uuidString, kind: .edit, channelURL: sent.channelURL, messageId: sent.messageId, text: entry.message.text)
+        do { try enqueue(edit) } catch { logger.error("could not queue the correction of \(entry.reqId): \(error)") }
+    }
+}

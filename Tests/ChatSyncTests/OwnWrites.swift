@@ -1,0 +1,100 @@
+import ChatSyncTesting
+import Testing
+
+@testable import ChatSync
+
+/// The edits, deletions and corrections a model-based schedule makes, and what they
+/// promise (Guarantees: Edits and deletions): shown at once, in every connection state;
+/// after settling online, the server holds what the user last wrote and none of what
+/// the user deleted, unless the operation was reported failed.
+struct OwnWrites {
+    private struct Ref: Hashable {
+        let channelURL: String
+        let messageId: Int64
+    }
+
+    private var lastText: [Ref: String] = [:]
+    private var deleted: Set<Ref> = []
+    private var failed: Set<Ref> = []
+    private var corrected: [String: String] = [:]
+
+    /// Alice edits or deletes one of her messages on the server, or corrects one waiting
+    /// in her outbox.
+    mutating func makeOne(
+        step: Int, harness: Harness, random: inout SeededGenerator, log: inout [String], withdrawn: inout Set<String>
+    ) async throws {
+        let manager = harness.manager
+        let mine = await harness.server.messages(in: Harness.channel).filter { $0.senderId == "alice" }
+        switch Int.random(in: 0..<3, using: &random) {
+        case 0, 1:
+            guard let target = mine.randomElement(using: &random) else { return }
+            let ref = Ref(channelURL: target.channelURL, messageId: target.messageId)
+            do {
+                if Int.random(in: 0..<3, using: &random) < 2 {
+                    log.append("alice edits \(target.messageId)")
+                    let shown = try await manager.updateMessage(messageId: target.messageId, channelURL: Harness.channel, text: "e\(step)")
+                    #expect(shown.text == "e\(step)" && shown.isEditPending, "an edit is shown at once")
+                    lastText[ref] = "e\(step)"
+                } else {
+                    log.append("alice deletes \(target.messageId)")
+                    try await manager.deleteMessage(messageId: target.messageId, channelURL: Harness.channel)
+                    deleted.insert(ref)
+                    withdrawn.insert(target.reqId)
+                }
+            } catch let error as SyncManagerError where error.code == .invalidParameter {
+                let cached = try manager.engine.store.message(channelURL: Harness.channel, messageId: target.messageId)
+                #expect(cached == nil || deleted.contains(ref), "refused only when not cached or being deleted: \(error)")
+                log.append("  refused")
+            }
+        default:
+            let waiting = try harness.outbox().filter {
+                $0.origin == .outbox && !$0.message.syncState.isPending && !$0.message.text.hasPrefix("bad")
+            }
+            let created = try harness.outbox().filter { $0.message.syncState == .created && !$0.message.text.hasPrefix("bad") }
+            guard let target = (waiting + created).randomElement(using: &random) else { return }
+            log.append("alice corrects \(target.message.syncState)")
+            let text = "c\(step)"
+            _ = try await manager.updatePendingMessage(reqId: target.reqId, text: text)
+            corrected[target.reqId] = text
+        }
+    }
+
+    mutating func noteFailures(_ operations: [OutboxOperation]) {
+        for operation in operations { failed.insert(Ref(channelURL: operation.channelURL, messageId: operation.messageId)) }
+    }
+
+    /// A view shows each message with the user's queued edits on top and hides those
+    /// being deleted, whatever the connection.
+    static func checkShown(_ succeeded: [Message], queued: [QueuedOperation], context: String) throws {
+        guard !succeeded.isEmpty else { return }
+        let byMessage = Dictionary(grouping: queued) { Ref(channelURL: $0.channelURL, messageId: $0.messageId) }
+        for message in succeeded {
+            let operations = byMessage[Ref(channelURL: message.channelURL, messageId: message.messageId)] ?? []
+            #expect(!operations.contains { $0.operation.kind == .deletion }, "a message being deleted is shown: \(context)")
+            if let edit = operations.last(where: { $0.operation.kind == .edit }) {
+                #expect(message.text == edit.operation.text && message.isEditPending, "the queued edit is shown: \(context)")
+            } else {
+                #expect(!message.isEditPending, "no edit is queued for \(message.messageId): \(context)")
+            }
+        }
+    }
+
+    /// After settling online: nothing queued; the server holds the last text of each
+    /// edited message and none of the deleted ones, except where the operation failed.
+    func checkFinal(_ harness: Harness, context: String) async throws {
+        #expect(try harness.manager.engine.store.operations().isEmpty, "no edit or deletion left: \(context)")
+        let onServer = Dictionary(
+            await harness.server.messages(in: Harness.channel).map { ($0.messageId, $0) }, uniquingKeysWith: { first, _ in first })
+        for (ref, text) in lastText where !failed.contains(ref) && !deleted.contains(ref) {
+            #expect(onServer[ref.messageId]?.text == text, "the last edit of \(ref.messageId) holds: \(context)")
+        }
+        for ref in deleted where !failed.contains(ref) {
+            #expect(onServer[ref.messageId] == nil, "the deletion of \(ref.messageId) is not lost: \(context)")
+        }
+        for (reqId, text) in corrected {
+            guard let message = onServer.values.first(where: { $0.reqId == reqId }) else { continue }
+            let editedSince = lastText[Ref(channelURL: message.channelURL, messageId: message.messageId)] != nil
+            #expect(message.text == text || editedSince, "a corrected message arrives with its correction: \(context)")
+        }
+    }
+}
