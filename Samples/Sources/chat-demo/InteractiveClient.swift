@@ -13,7 +13,8 @@ struct InteractiveClient {
 
     static let help = """
         commands: /history (older messages)  /offline  /online  /failed  /resend N  /jump <ms since 1970 or HH:MM>  /quit
-        anything else is sent as a message
+                  /edit N text  /delete N  (N: 1 is your newest message in the view, 2 the one before, ...)
+        anything else is sent as a message; edits and deletions work offline too
         """
 
     init(arguments: [String]) throws {
@@ -110,6 +111,21 @@ struct InteractiveClient {
                 return true
             }
             _ = try await manager.resendMessage(reqId: failed[number - 1].reqId)
+        case "/edit", "/delete":
+            let parts = text.split(separator: " ", maxSplits: 2).map(String.init)
+            let mine = await view.succeededMessages.filter { $0.senderId == user }.reversed().map { $0 }
+            guard parts.count >= 2, let number = Int(parts[1]), mine.indices.contains(number - 1),
+                parts[0] == "/delete" || parts.count == 3
+            else {
+                print("(usage: /edit N new text, or /delete N; N = 1 is your newest message in the view)")
+                return true
+            }
+            let target = mine[number - 1]
+            if parts[0] == "/edit" {
+                _ = try await manager.updateMessage(messageId: target.messageId, channelURL: channel, text: parts[2])
+            } else {
+                try await manager.deleteMessage(messageId: target.messageId, channelURL: channel)
+            }
         case "/jump":
             guard words.count == 2, let time = Self.time(words[1]) else {
                 print("(usage: /jump <ms since 1970 | HH:MM | now>)")

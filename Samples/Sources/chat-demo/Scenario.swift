@@ -104,7 +104,6 @@ struct Scenario {
         let onServer = try server.messages(in: "general").suffix(3)
         say("   the server received: " + onServer.map { "\"\($0.text)\"" }.joined(separator: ", ") + " (each lane in order)")
         say("   alice's view now ends with: \(describe(Array(await view.succeededMessages.suffix(3))))\n")
-        _ = (text1, text2)
 
         // 5. A lost response.
         say("5. The server stores a message, but its answer is lost on the way back:")
@@ -150,6 +149,31 @@ struct Scenario {
         say("   .newMessage: \"\(await live.value)\"")
         try await waitFor("the live insert") { await view.succeededMessages.last?.text == "Great, see you soon!" }
         say("   the view's newest messages: \(describe(Array(await view.succeededMessages.suffix(2))))\n")
+
+        // 8. Edits and deletions offline.
+        say("8. Offline again, alice corrects one of her messages and deletes another:")
+        network.setOnline(false)
+        try await waitFor("offline") { await manager.connectionState == .offline }
+        let shownNow = await view.succeededMessages
+        guard let onMyWay = shownNow.first(where: { $0.reqId == text1.reqId }),
+            let snacks = shownNow.first(where: { $0.reqId == text2.reqId })
+        else { throw DemoError("alice's messages are not in the view") }
+        let edited = try await manager.updateMessage(messageId: onMyWay.messageId, channelURL: "general", text: "On my way, 5 minutes!")
+        try await manager.deleteMessage(messageId: snacks.messageId, channelURL: "general")
+        let stillThere = await view.succeededMessages.contains { $0.messageId == snacks.messageId }
+        say("   the view shows \"\(edited.text)\" at once (edit pending: \(edited.isEditPending)); the deleted one is gone: \(!stillThere)")
+        let serverBefore = try server.messages(in: "general").first { $0.messageId == onMyWay.messageId }?.text ?? "?"
+        say("   the server still has \"\(serverBefore)\": both wait in the outbox.")
+        network.setOnline(true)
+        try await waitFor("the edit and the deletion to land") {
+            let messages = try server.messages(in: "general")
+            return messages.first { $0.messageId == onMyWay.messageId }?.text == edited.text
+                && !messages.contains { $0.messageId == snacks.messageId }
+        }
+        try await waitFor("the view to confirm the edit") {
+            await view.succeededMessages.first { $0.messageId == onMyWay.messageId }?.isEditPending == false
+        }
+        say("   back online, both landed: the server has \"\(edited.text)\" and no longer has \"Bringing snacks.\"\n")
 
         await manager.close()
         await running.stop()
