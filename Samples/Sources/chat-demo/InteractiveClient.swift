@@ -40,7 +40,7 @@ struct InteractiveClient {
     static func line(_ message: Message) -> String {
         let time = DateFormatter.localizedString(
             from: Date(timeIntervalSince1970: Double(message.createdAt) / 1000), dateStyle: .none, timeStyle: .short)
-        let state = message.syncState == .synced ? "" : " [\(message.syncState.rawValue)]"
+        let state = message.syncState == .synced ? (message.isEditPending ? " [edit pending]" : "") : " [\(message.syncState.rawValue)]"
         return "\(time) \(message.senderId): \(message.text)\(state)"
     }
 

@@ -8,6 +8,10 @@
 // On start it works out, as a relaunched app's user would, which messages the app
 // already accepted: those in its outbox (pending or failed) or on the server. It sends
 // the others in order, waits until its outbox is empty, prints "DONE" and exits 0.
+// Along the way it edits message i to "m<i>+" for every text message with i % 5 == 1 and deletes
+// every text message with i % 5 == 2, through the outbox, deciding again after each
+// start from what its view shows (queued edits laid over, queued deletions hidden), and
+// waits until the server holds every edit and none of the deleted messages.
 // Every failure the library reports is printed as "FAILED <text>", so the test knows
 // which messages may have left their lane's order (Guarantees: Failure, retries and resend policy: a resent message joins
 // its lane's tail); a message the failed list's limits drop is printed as "DROPPED <text>".
@@ -36,6 +40,10 @@ final class FailureReporter: MessageCollectionHandler {
         default:
             break
         }
+    }
+
+    func collection(_ c: MessageCollection, didFailOperation operation: OutboxOperation, failure: SyncFailure) {
+        say("OPERATION FAILED \(operation.kind.rawValue) \(operation.messageId): \(failure.message)")
     }
 }
 
@@ -94,13 +102,55 @@ var onServer: Set<String>?
 while onServer == nil {
     do { onServer = try await textsOnServer() } catch { try await Task.sleep(for: .milliseconds(50)) }
 }
-let accepted = inOutbox.union(onServer ?? [])
+// A message deleted on purpose is on neither side any more: the app remembers what its
+// user deleted in a journal beside its database, written before each deletion is asked
+// for (a kill in between leaves a journaled message on the server, which the last pass
+// deletes again). Edited messages are on the server with their new text.
+let journalPath = databasePath + ".deleted"
+let journaled = Set(((try? String(contentsOfFile: journalPath, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init))
+let serverScript = Set((onServer ?? []).map { $0.hasSuffix("+") ? String($0.dropLast()) : $0 })
+let accepted = inOutbox.union(serverScript).union(journaled)
+
+/// Appends a deleted message's text to the journal.
+func journal(_ text: String) throws {
+    if !FileManager.default.fileExists(atPath: journalPath) { _ = FileManager.default.createFile(atPath: journalPath, contents: nil) }
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: journalPath))
+    defer { try? handle.close() }
+    try handle.seekToEnd()
+    try handle.write(contentsOf: Data((text + "\n").utf8))
+}
+
+// Edits and deletions. What the view shows already says which were accepted before a
+// kill: an accepted edit shows its text, an accepted deletion hides the message. One that
+// failed for good shows the message as it was, so it is simply made again. A pass runs
+// now and then while sending (so that kills land with them queued among the sends) and
+// at the end.
+let edited = (0..<count).filter { $0 % 4 != 3 && $0 % 5 == 1 }.map { "m\($0)" }
+let deleted = Set((0..<count).filter { $0 % 4 != 3 && $0 % 5 == 2 }.map { "m\($0)" })
+while try await collection.fetchSucceededMessages(.previous) {}
+
+func editAndDeletePass() async throws {
+    for message in await collection.succeededMessages where message.senderId == "alice" {
+        if edited.contains(message.text) {
+            _ = try await manager.updateMessage(messageId: message.messageId, channelURL: channelURL, text: message.text + "+")
+            say("EDITED \(message.text)")
+        } else if deleted.contains(message.text) {
+            try journal(message.text)
+            try await manager.deleteMessage(messageId: message.messageId, channelURL: channelURL)
+            say("DELETED \(message.text)")
+        }
+    }
+}
+
+var sentNow = 0
 for index in 0..<count where !accepted.contains("m\(index)") {
     let text = "m\(index)"
     let params: MessageParams =
         index % 4 == 3 ? .file(.image, localPath: attachment, name: "p.png", mimeType: "image/png", caption: text) : .text(text)
     _ = try await manager.sendMessage(params, channelURL: channelURL)
     say("ACCEPTED \(text)")
+    sentNow += 1
+    if sentNow % 20 == 0 { try await editAndDeletePass() }
 }
 
 // Wait until the outbox is empty (every message synced), resending nothing by hand:
@@ -109,6 +159,13 @@ while true {
     let pending = await collection.pendingMessages
     let failed = await collection.failedMessages
     if pending.isEmpty && failed.isEmpty { break }
+    try await Task.sleep(for: .milliseconds(20))
+}
+while true {
+    try await editAndDeletePass()
+    if let texts = try? await textsOnServer(), texts.isDisjoint(with: deleted), texts.isSuperset(of: edited.map { $0 + "+" }) {
+        break
+    }
     try await Task.sleep(for: .milliseconds(20))
 }
 say("DONE")

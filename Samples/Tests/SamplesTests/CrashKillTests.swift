@@ -85,6 +85,7 @@ struct CrashKillTests {
         var everFailed: Set<String> = []
         var dropped: [String] = []
         var killsLanded = 0
+        var killsAmongOperations = 0  // kills after the helper had queued edits or deletions
         var log: [String] = []
         for round in 0..<Self.kills {
             let delay = Duration.milliseconds(Int.random(in: 40...440, using: &random))
@@ -92,6 +93,8 @@ struct CrashKillTests {
             everFailed.formUnion(run.lines.filter { $0.hasPrefix("FAILED ") }.map { String($0.dropFirst(7)) })
             dropped += run.lines.filter { $0.hasPrefix("DROPPED ") }
             let accepted = run.lines.filter { $0.hasPrefix("ACCEPTED ") }.count
+            let operations = run.lines.filter { $0.hasPrefix("EDITED ") || $0.hasPrefix("DELETED ") }.count
+            if run.killed && operations > 0 { killsAmongOperations += 1 }
             log.append("#\(round) \(delay): \(run.killed ? "killed" : "exit \(run.exitStatus)") after \(accepted) accepted")
             if run.killed { killsLanded += 1 } else { #expect(run.exitStatus == 0, "the helper failed: \(run.lines.suffix(5))") }
         }
@@ -103,21 +106,32 @@ struct CrashKillTests {
         #expect(killsLanded >= Self.kills * 2 / 3, "most kills landed while the helper ran: \(log)")
 
         print(
-            "Crash-kill soak: \(killsLanded) of \(Self.kills) kills landed while the helper ran; \(everFailed.count) messages failed at some point and were resent"
+            "Crash-kill soak: \(killsLanded) of \(Self.kills) kills landed while the helper ran; \(everFailed.count) messages failed at some point and were resent; \(killsAmongOperations) kills came after edits or deletions were queued"
         )
-        let stored = try server.messages(in: "crash").map(\.text)
+        let storedNow = try server.messages(in: "crash").map(\.text)
         let script = (0..<Self.scriptLength).map { "m\($0)" }
+        // The helper edits text message i to "m<i>+" when i % 5 == 1 and deletes it when i % 5 == 2.
+        let edits = Set(script.enumerated().filter { $0.offset % 4 != 3 && $0.offset % 5 == 1 }.map(\.element))
+        let deletions = Set(script.enumerated().filter { $0.offset % 4 != 3 && $0.offset % 5 == 2 }.map(\.element))
+        #expect(storedNow.filter { $0.hasSuffix("+") }.count == edits.count, "every edit applied: \(log)")
+        #expect(Set(storedNow).isDisjoint(with: deletions), "every deletion applied: \(log)")
+        #expect(Set(storedNow).isDisjoint(with: edits), "no edited message kept its old text: \(log)")
+        #expect(!storedNow.contains { $0.hasSuffix("++") }, "no edit applied on top of itself: \(log)")
+        let stored = storedNow.map { $0.hasSuffix("+") ? String($0.dropLast()) : $0 }
+        let survivors = script.filter { !deletions.contains($0) }
         #expect(stored.count == Set(stored).count, "nothing doubled: \(stored.count - Set(stored).count) duplicates; \(log)")
-        #expect(Set(stored) == Set(script), "nothing lost: missing \(Set(script).subtracting(stored).sorted()); \(log)")
+        #expect(Set(stored) == Set(survivors), "nothing lost: missing \(Set(survivors).subtracting(stored).sorted()); \(log)")
         // Lane order, for the messages never failed (a resent one joins its lane's tail, API.md §4.3).
         for lane in [0, 1] {
             let expected = script.enumerated().filter { ($0.offset % 4 == 3 ? 1 : 0) == lane && !everFailed.contains($0.element) }
-                .map(\.element)
+                .map(\.element).filter { !deletions.contains($0) }
             #expect(stored.filter(expected.contains) == expected, "lane \(lane) in order; failed ones: \(everFailed.sorted())")
         }
         let queue = try DatabaseQueue(path: database)
         let outboxRows = try await queue.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM outbox") }
         #expect(outboxRows == 0, "the outbox is empty")
+        let operationRows = try await queue.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM outbox_operation") }
+        #expect(operationRows == 0, "no edit or deletion is left")
         await running.stop()
     }
 }
