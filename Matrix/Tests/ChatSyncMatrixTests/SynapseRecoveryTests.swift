@@ -76,6 +76,38 @@ extension SynapseTests {
         }
     }
 
+    @Test func editsAndDeletionsMadeWhilePausedLandAfterResume() async throws {
+        try await withWorld { world in
+            let manager = try await world.manager(world.alice)
+            await manager.resumeSync()
+            let collection = try await manager.messageCollection(channelURL: world.room, limit: 20)
+            _ = try await collection.fetchSucceededMessages(.previous)
+            try await waitFor("the connection") { await manager.connectionState == .online }
+            var reqIds: [String] = []
+            for index in 0..<3 { reqIds.append(try await manager.sendMessage(.text("a\(index)"), channelURL: world.room).reqId) }
+            try await waitUntilSynced(reqIds, by: manager)
+            try await waitFor("alice's messages in her view") { await collection.succeededMessages.map(\.text) == ["a0", "a1", "a2"] }
+            let mine = await collection.succeededMessages
+            await manager.pauseSync()
+
+            // Made with no network work running: stored in the outbox and shown at once.
+            let shown = try await manager.updateMessage(messageId: mine[0].messageId, channelURL: world.room, text: "a0, edited")
+            try await manager.deleteMessage(messageId: mine[1].messageId, channelURL: world.room)
+            #expect(shown.isEditPending)
+            #expect(await collection.succeededMessages.map(\.text) == ["a0, edited", "a2"])
+
+            await manager.resumeSync()
+            try await waitFor("the edit to be confirmed") {
+                let shown = await collection.succeededMessages
+                return shown.map(\.text) == ["a0, edited", "a2"] && shown.allSatisfy { !$0.isEditPending }
+            }
+            // Bob's device reads the same room from the homeserver.
+            let room = try await world.roomMessages().map(\.text)
+            #expect(room == ["a0, edited", "a2"])
+            await manager.close()
+        }
+    }
+
     @Test func aHomeserverKilledMidStreamAndRestartedLosesAndDoublesNothing() async throws {
         try await withWorld { world in
             let manager = try await world.manager(world.alice) {
