@@ -199,6 +199,10 @@ struct OutboxOperationTests {
         #expect(recorder.failedOperations.map(\.kind) == [.edit])
         #expect(recorder.failedOperations.first?.text == "nope")
         #expect(recorder.events.dropFirst(mark).compactMap(\.action) == [.update, .update], "shown, then undone")
+        if case .operationFailed = recorder.events.last {
+        } else {
+            Issue.record("the failure is reported after the undo: \(recorder.events.suffix(2))")
+        }
         #expect(try harness.manager.engine.store.operations().isEmpty)
         await checkInvariants(collection, recorder)
     }
@@ -212,6 +216,10 @@ struct OutboxOperationTests {
         #expect(await faults.log.dropFirst(before).count == 3, "the first try and two retries")
         #expect(await shown(collection, mine[1].messageId)?.text == "second", "the message came back")
         #expect(recorder.failedOperations.map(\.kind) == [.deletion])
+        if case .operationFailed = recorder.events.last {
+        } else {
+            Issue.record("the failure is reported after the message came back: \(recorder.events.suffix(2))")
+        }
         #expect(
             recorder.succeededEvents.suffix(2).map(\.0) == [.remove, .insert], "removed at once, inserted again when undone")
         await checkInvariants(collection, recorder)
@@ -359,12 +367,42 @@ struct OutboxOperationTests {
         await checkInvariants(collection, recorder)
     }
 
+    /// A message answered but not yet echoed is only in the pending list: an edit shows
+    /// there at once, a deletion takes it out at once, and the late echo obeys both.
+    @Test(arguments: [false, true])
+    func aMessageAwaitingItsEchoIsEditedOrDeletedAtOnce(deleting: Bool) async throws {
+        let (harness, _, collection, recorder, _) = try await setUp()
+        try await collection.fetchPendingMessages()
+        await harness.server.holdEvents(for: "alice")
+        let draft = try await harness.manager.sendMessage(.text("echo me"), channelURL: Harness.channel)
+        let engine = harness.manager.engine
+        #expect(await eventually { await engine.outbox.awaitingEcho[draft.reqId] != nil })
+        let answered = try #require(await engine.outbox.awaitingEcho[draft.reqId])
+        #expect(await collection.pendingMessages.map(\.reqId) == [draft.reqId])
+        if deleting {
+            try await harness.manager.deleteMessage(messageId: answered.messageId, channelURL: Harness.channel)
+            #expect(await collection.pendingMessages.isEmpty, "deleted at once")
+        } else {
+            _ = try await harness.manager.updateMessage(messageId: answered.messageId, channelURL: Harness.channel, text: "echoed")
+            #expect(await collection.pendingMessages.map(\.text) == ["echoed"], "edited at once")
+        }
+        #expect(await harness.manager.message(reqId: draft.reqId)?.text == (deleting ? nil : "echoed"))
+        await harness.server.releaseEvents(for: "alice")
+        await harness.settle()
+        let shown = await collection.succeededMessages.first { $0.messageId == answered.messageId }
+        #expect(shown?.text == (deleting ? nil : "echoed"))
+        #expect(await onServer(harness, answered.messageId)?.text == (deleting ? nil : "echoed"))
+        #expect(await collection.pendingMessages.isEmpty)
+        await checkInvariants(collection, recorder)
+    }
+
     @Test func cancellingAnUploadCancelsItAndSendsNothing() async throws {
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
         let (harness, faults, collection, recorder, _) = try await setUp()
         try await collection.fetchPendingMessages()
         await harness.server.holdUploads()
+        let sendsBefore = await faults.log.filter { $0.hasPrefix("send") }.count
         let photo = try await harness.manager.sendMessage(
             .file(.image, localPath: try makeAttachment(in: dir), name: "p.png", mimeType: "image/png"), channelURL: Harness.channel)
         #expect(await eventually { await harness.manager.message(reqId: photo.reqId)?.syncState == .uploading })
@@ -374,7 +412,7 @@ struct OutboxOperationTests {
         await harness.server.releaseUploads()
         await harness.settle()
         #expect(await faults.cancelledUploads == 1, "the upload's task was cancelled")
-        #expect(await !faults.log.contains { $0.hasPrefix("send") && $0.contains("p.png") })
+        #expect(await faults.log.filter { $0.hasPrefix("send") }.count == sendsBefore, "no send request went")
         #expect(await harness.serverMessages().allSatisfy { $0.kind == .text }, "nothing was sent")
         #expect(try harness.outbox().isEmpty)
         #expect(await harness.manager.message(reqId: photo.reqId) == nil)

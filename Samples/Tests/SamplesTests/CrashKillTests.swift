@@ -116,7 +116,6 @@ struct CrashKillTests {
         #expect(storedNow.filter { $0.hasSuffix("+") }.count == edits.count, "every edit applied: \(log)")
         #expect(Set(storedNow).isDisjoint(with: deletions), "every deletion applied: \(log)")
         #expect(Set(storedNow).isDisjoint(with: edits), "no edited message kept its old text: \(log)")
-        #expect(!storedNow.contains { $0.hasSuffix("++") }, "no edit applied on top of itself: \(log)")
         let stored = storedNow.map { $0.hasSuffix("+") ? String($0.dropLast()) : $0 }
         let survivors = script.filter { !deletions.contains($0) }
         #expect(stored.count == Set(stored).count, "nothing doubled: \(stored.count - Set(stored).count) duplicates; \(log)")

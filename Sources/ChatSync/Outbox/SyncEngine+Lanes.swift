@@ -138,7 +138,13 @@ extension SyncEngine {
         let task = Task { try await service.uploadFile(request) { continuation.yield($0) } }
         outbox.uploads[reqId] = task
         do {
-            let uploaded = try await task.value
+            // The upload is its own task (so that a cancel can reach it alone); closing the
+            // manager cancels the lane's task, which passes the cancellation on.
+            let uploaded = try await withTaskCancellationHandler {
+                try await task.value
+            } onCancel: {
+                task.cancel()
+            }
             continuation.finish()
             await reporter.value
             return uploaded

@@ -54,8 +54,9 @@ extension SyncEngine {
     /// The service took the edit: its answer becomes the confirmed version, shown with
     /// any edits still queued on top.
     private func landEdit(_ queued: QueuedOperation, answer: Message) throws {
-        guard forget(queued) else { return }
-        try store.deleteOperations(ids: [queued.id])
+        // Superseded meanwhile (a deletion was queued): the service still applied it, so
+        // the cache takes the answer in case that deletion fails and the message returns.
+        if forget(queued) { try store.deleteOperations(ids: [queued.id]) }
         var confirmed = answer
         if let cached = try store.message(channelURL: answer.channelURL, messageId: answer.messageId) {
             if cached.updatedAt > answer.updatedAt { confirmed = cached } else { try store.upsertMessages([answer]) }
@@ -79,7 +80,8 @@ extension SyncEngine {
         try store.deleteOperations(ids: [queued.id])
         logger.info("operation \(queued.id) (\(queued.operation.kind.rawValue) of \(queued.messageId)) failed: \(failure.message)")
         operationFailureWitness?(queued.operation)
-        for view in views(of: queued.channelURL) { view.emit(.operationFailed(queued.operation, failure)) }
+        // The report follows the undo, so an app reading its lists on the event sees them undone.
+        defer { for view in views(of: queued.channelURL) { view.emit(.operationFailed(queued.operation, failure)) } }
         if queued.operation.kind == .edit, failure.code == ChatServiceError.Code.notFound.rawValue {
             return applyDeleted(channelURL: queued.channelURL, messageIds: [queued.messageId])
         }
@@ -104,6 +106,9 @@ extension SyncEngine {
             }
             let failure = SyncFailure(
                 code: ChatServiceError.Code.notFound.rawValue, message: "message \(messageId) was deleted", isRetryable: false)
+            // The message leaves the views before the failures are reported (the caller
+            // removes it from the cache too; removing twice changes nothing).
+            for view in views(of: channelURL) { view.remove(messageIds: [messageId]) }
             for operation in queued where operation.operation.kind == .edit {
                 operationFailureWitness?(operation.operation)
                 for view in views(of: channelURL) { view.emit(.operationFailed(operation.operation, failure)) }

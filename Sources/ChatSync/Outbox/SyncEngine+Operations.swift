@@ -32,8 +32,17 @@ extension SyncEngine {
         }
         let confirmed = try ownSyncedMessage(messageId: messageId, channelURL: channelURL)
         try enqueue(OutboxOperation(id: UUID().uuidString, kind: .edit, channelURL: channelURL, messageId: messageId, text: text))
+        let shown = pendingWrites.overlaid(confirmed) ?? confirmed
         refreshViews(channelURL, with: [confirmed], admitting: false)
-        return pendingWrites.overlaid(confirmed) ?? confirmed
+        showAwaitedEcho(shown)
+        return shown
+    }
+
+    /// A message answered but still waiting for its echo is in pending lists: an edit
+    /// shows there at once (the echo enters the succeeded lists with the edit laid over).
+    private func showAwaitedEcho(_ shown: Message) {
+        guard !shown.reqId.isEmpty, outbox.awaitingEcho[shown.reqId]?.messageId == shown.messageId else { return }
+        for view in views(of: shown.channelURL) where view.isPending(shown.reqId) { view.upsertPending(shown) }
     }
 
     /// Stores a deletion in the outbox, removes the message from every view at once, and
@@ -41,12 +50,17 @@ extension SyncEngine {
     /// supersedes them. Deleting a message whose deletion is queued already does nothing.
     func deleteOwn(messageId: Int64, channelURL: String) throws {
         if (try? checkOpen()) != nil, pendingWrites.isBeingDeleted(channelURL: channelURL, messageId: messageId) { return }
-        _ = try ownSyncedMessage(messageId: messageId, channelURL: channelURL)
+        let confirmed = try ownSyncedMessage(messageId: messageId, channelURL: channelURL)
         let superseded = pendingWrites.operations(channelURL: channelURL, messageId: messageId).map(\.id)
         try store.deleteOperations(ids: superseded)
         for id in superseded { pendingWrites.remove(id: id) }
         try enqueue(OutboxOperation(id: UUID().uuidString, kind: .deletion, channelURL: channelURL, messageId: messageId))
-        for view in views(of: channelURL) { view.remove(messageIds: [messageId]) }
+        for view in views(of: channelURL) {
+            view.remove(messageIds: [messageId])
+            // Answered but waiting for its echo: it leaves the pending list now; the echo,
+            // if it comes, is hidden by the queued deletion.
+            if outbox.awaitingEcho[confirmed.reqId]?.messageId == messageId { view.removePending(confirmed.reqId) }
+        }
     }
 
     private func enqueue(_ operation: OutboxOperation) throws {
@@ -70,7 +84,9 @@ extension SyncEngine {
         }
         // An attempt may have reached the service already (its answer lost): the text it
         // stored is then corrected by an edit once the message is known to be there.
-        if entry.attempts > 0 || entry.isInFailedList || outbox.wasAttempted(reqId) { entry.textCorrected = true }
+        // Not knowable after every relaunch (an attempt cut off by a lost connection counts
+        // no retry), so always: the follow-up edit is made only if the texts differ.
+        entry.textCorrected = true
         entry.message.text = text
         return try save(entry).message
     }

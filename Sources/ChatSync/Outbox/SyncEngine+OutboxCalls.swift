@@ -43,8 +43,8 @@ extension SyncEngine {
     func message(reqId: String) -> Message? {
         guard !isClosed else { return nil }
         if let entry = try? store.outboxEntry(reqId: reqId) { return entry.message }
-        if let cached = try? store.message(reqId: reqId) { return pendingWrites.overlaid(cached) }
-        return outbox.awaitingEcho[reqId] ?? outbox.recentlySynced[reqId]
+        let synced = (try? store.message(reqId: reqId)) ?? outbox.awaitingEcho[reqId] ?? outbox.recentlySynced[reqId]
+        return synced.flatMap { pendingWrites.overlaid($0) }
     }
 
     func observe(reqId: String, _ continuation: AsyncStream<Message>.Continuation) {
