@@ -78,11 +78,7 @@ extension SynapseTests {
 
     @Test func editsAndDeletionsMadeWhilePausedLandAfterResume() async throws {
         try await withWorld { world in
-            let manager = try await world.manager(world.alice)
-            await manager.resumeSync()
-            let collection = try await manager.messageCollection(channelURL: world.room, limit: 20)
-            _ = try await collection.fetchSucceededMessages(.previous)
-            try await waitFor("the connection") { await manager.connectionState == .online }
+            let (manager, collection) = try await aliceWithLiveView(in: world)
             var reqIds: [String] = []
             for index in 0..<3 { reqIds.append(try await manager.sendMessage(.text("a\(index)"), channelURL: world.room).reqId) }
             try await waitUntilSynced(reqIds, by: manager)

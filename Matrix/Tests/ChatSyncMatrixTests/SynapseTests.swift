@@ -49,11 +49,7 @@ struct SynapseTests {
 
     @Test func liveMessagesEnterAnOpenView() async throws {
         try await withWorld { world in
-            let manager = try await world.manager(world.alice)
-            await manager.resumeSync()
-            let collection = try await manager.messageCollection(channelURL: world.room, limit: 20)
-            _ = try await collection.fetchSucceededMessages(.previous)
-            try await waitFor("the connection") { await manager.connectionState == .online }
+            let (manager, collection) = try await aliceWithLiveView(in: world)
             for index in 0..<3 { try await world.bobSends("live \(index)", reqId: "live-\(index)") }
             try await waitFor("three live messages") { await collection.succeededMessages.count == 3 }
             #expect(await collection.succeededMessages.map(\.text) == ["live 0", "live 1", "live 2"])

@@ -102,6 +102,17 @@ extension SynapseTests {
         throw SynapseError.timedOut(what)
     }
 
+    /// Alice's manager, resumed and online, with a view of the room that fetched its
+    /// newest page (so it follows live messages).
+    func aliceWithLiveView(in world: World) async throws -> (SyncManager, MessageCollection) {
+        let manager = try await world.manager(world.alice)
+        await manager.resumeSync()
+        let collection = try await manager.messageCollection(channelURL: world.room, limit: 20)
+        _ = try await collection.fetchSucceededMessages(.previous)
+        try await waitFor("the connection") { await manager.connectionState == .online }
+        return (manager, collection)
+    }
+
     /// Waits until every message of `reqIds` is synced.
     func waitUntilSynced(_ reqIds: [String], by manager: SyncManager) async throws {
         try await waitFor("\(reqIds.count) sends to sync") {
