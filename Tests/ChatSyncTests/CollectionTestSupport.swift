@@ -139,6 +139,31 @@ final class EventRecorder: MessageCollectionHandler {
         events.compactMap { if case .succeeded(let a, let m) = $0 { (a, m) } else { nil } }
     }
 
+    /// Edits reported failed while the view still showed them pending: replaying the
+    /// events up to each `.operationFailed` of an edit, its message must no longer show the
+    /// failed text as pending (the undo comes first; Guarantees: Edits and deletions).
+    var failuresReportedBeforeTheirUndo: [OutboxOperation] {
+        var shown: [Int64: Message] = [:]
+        var early: [OutboxOperation] = []
+        for event in events {
+            switch event {
+            case .succeeded(.insert, let messages), .succeeded(.update, let messages):
+                for message in messages { shown[message.messageId] = message }
+            case .succeeded(.remove, let messages):
+                for message in messages { shown[message.messageId] = nil }
+            case .succeeded(.clear, _):
+                shown.removeAll()
+            case .operationFailed(let operation, _) where operation.kind == .edit:
+                if let message = shown[operation.messageId], message.isEditPending, message.text == operation.text {
+                    early.append(operation)
+                }
+            default:
+                break
+            }
+        }
+        return early
+    }
+
     /// The three lists the events build, by the replay rules of Docs/Guarantees.md (Collection events).
     func replay() -> (succeeded: [Message], pending: [Message], failed: [Message]) {
         var succeeded: [Message] = []

@@ -175,6 +175,8 @@ struct OutboxModelTests {
         let awaitingEcho = Set(await harness.manager.engine.outbox.awaitingEcho.keys)
         for subject in subjects {
             let succeeded = await checkInvariants(subject.collection, subject.recorder)
+            let early = subject.recorder.failuresReportedBeforeTheirUndo
+            #expect(early.isEmpty, "an edit was reported failed before it was undone: \(early) \(context)")
             let pending = await subject.collection.pendingMessages
             let failed = await subject.collection.failedMessages
             let inOutbox = Set(outbox.filter { subject.filter.matches($0.message) }.map(\.reqId))

@@ -352,6 +352,8 @@ struct SoakTests {
         for subject in subjects {
             let model = subject.model
             let succeeded = await checkInvariants(model.collection, model.recorder)
+            let early = model.recorder.failuresReportedBeforeTheirUndo
+            #expect(early.isEmpty, "an edit was reported failed before it was undone: \(early) \(context)")
             let pending = await model.collection.pendingMessages
             let failed = await model.collection.failedMessages
             let inOutbox = Set(
