@@ -36,12 +36,12 @@ extension ForwardingChatService {
         try await base.uploadFile(request, progress: progress)
     }
     /// Forwards to ``base``.
-    public func updateMessage(channelURL: String, messageId: Int64, text: String) async throws -> Message {
-        try await base.updateMessage(channelURL: channelURL, messageId: messageId, text: text)
+    public func updateMessage(channelURL: String, messageId: Int64, text: String, operationId: String) async throws -> Message {
+        try await base.updateMessage(channelURL: channelURL, messageId: messageId, text: text, operationId: operationId)
     }
     /// Forwards to ``base``.
-    public func deleteMessage(channelURL: String, messageId: Int64) async throws {
-        try await base.deleteMessage(channelURL: channelURL, messageId: messageId)
+    public func deleteMessage(channelURL: String, messageId: Int64, operationId: String) async throws {
+        try await base.deleteMessage(channelURL: channelURL, messageId: messageId, operationId: operationId)
     }
     /// Forwards to ``base``.
     public func fetchChannels(_ query: ChannelPageQuery) async throws -> ChannelPage { try await base.fetchChannels(query) }

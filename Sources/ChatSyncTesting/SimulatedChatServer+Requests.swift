@@ -142,17 +142,36 @@ extension SimulatedChatServer {
         return try respond(info)
     }
 
-    func handleUpdate(channelURL: String, messageId: Int64, text: String, as userId: String) throws -> Message {
+    func handleUpdate(channelURL: String, messageId: Int64, text: String, operationId: String, as userId: String) throws -> Message {
         try admit(userId)
         _ = try memberState(channelURL, userId)
-        return try respond(applyUpdate(channelURL: channelURL, messageId: messageId, text: text, by: userId))
+        guard isFirstRequest(of: operationId) else {
+            // Applied already: the message as it is now (another edit may have come since).
+            let state = try channelState(channelURL)
+            guard let index = state.index(of: messageId) else {
+                throw ChatServiceError.permanent(.notFound, "no message \(messageId) in \(channelURL)")
+            }
+            return try respond(state.messages[index])
+        }
+        let edited = try applyUpdate(channelURL: channelURL, messageId: messageId, text: text, by: userId)
+        appliedOperations.insert(operationId)
+        return try respond(edited)
     }
 
-    func handleDelete(channelURL: String, messageId: Int64, as userId: String) throws {
+    func handleDelete(channelURL: String, messageId: Int64, operationId: String, as userId: String) throws {
         try admit(userId)
         _ = try memberState(channelURL, userId)
-        try applyDelete(channelURL: channelURL, messageId: messageId, by: userId)
+        if isFirstRequest(of: operationId) {
+            try applyDelete(channelURL: channelURL, messageId: messageId, by: userId)
+            appliedOperations.insert(operationId)
+        }
         try respond(())
+    }
+
+    /// Counts a request of an operation; answers whether none with its id was applied before.
+    private func isFirstRequest(of operationId: String) -> Bool {
+        operationRequests[operationId, default: 0] += 1
+        return !appliedOperations.contains(operationId)
     }
 
     func handleFetchChannels(_ query: ChannelPageQuery, as userId: String) throws -> ChannelPage {

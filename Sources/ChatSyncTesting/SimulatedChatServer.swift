@@ -62,6 +62,12 @@ public actor SimulatedChatServer {
     var uploadGate = Gate()
     /// Every send request's (channel, reqId) in arrival order, repeats included.
     public internal(set) var sendLog: [(channelURL: String, reqId: String)] = []
+    /// How many edit and deletion requests arrived with each operation id, repeats
+    /// included. Like a send's `reqId`, an operation id is applied once: a repeat
+    /// (after a lost response) answers without changing anything again.
+    public internal(set) var operationRequests: [String: Int] = [:]
+    /// The operation ids that changed something.
+    public internal(set) var appliedOperations: Set<String> = []
 
     /// The faults applied to requests.
     public private(set) var faults = FaultPlan()

@@ -46,16 +46,16 @@ public struct SimulatedChatService: ChatService {
         return try await server.handleUpload(request, progress: progress, as: userId)
     }
 
-    /// Edits one of the user's own messages.
-    public func updateMessage(channelURL: String, messageId: Int64, text: String) async throws -> Message {
+    /// Edits one of the user's own messages, once per operation id.
+    public func updateMessage(channelURL: String, messageId: Int64, text: String, operationId: String) async throws -> Message {
         try await delay()
-        return try await server.handleUpdate(channelURL: channelURL, messageId: messageId, text: text, as: userId)
+        return try await server.handleUpdate(channelURL: channelURL, messageId: messageId, text: text, operationId: operationId, as: userId)
     }
 
-    /// Deletes one of the user's own messages.
-    public func deleteMessage(channelURL: String, messageId: Int64) async throws {
+    /// Deletes one of the user's own messages, once per operation id.
+    public func deleteMessage(channelURL: String, messageId: Int64, operationId: String) async throws {
         try await delay()
-        try await server.handleDelete(channelURL: channelURL, messageId: messageId, as: userId)
+        try await server.handleDelete(channelURL: channelURL, messageId: messageId, operationId: operationId, as: userId)
     }
 
     /// A page of the user's channels.

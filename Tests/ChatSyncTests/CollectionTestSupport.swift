@@ -215,24 +215,34 @@ struct ModelSubject {
     }
 }
 
-/// Checks the guarantees of Docs/Guarantees.md (Collection events) on a collection; answers its succeeded list.
+/// Checks the guarantees of Docs/Guarantees.md (Collection events) on a collection; answers its
+/// succeeded list. A generator passes `context` (its seed, step and log) so that a failure
+/// names the schedule that replays it.
 @discardableResult
 func checkInvariants(
-    _ collection: MessageCollection, _ recorder: EventRecorder,
+    _ collection: MessageCollection, _ recorder: EventRecorder, context: String = "",
     sourceLocation: SourceLocation = #_sourceLocation
 ) async -> [Message] {
     let succeeded = await collection.succeededMessages
     let pending = await collection.pendingMessages
     let failed = await collection.failedMessages
     let replayed = recorder.replay()
-    #expect(replayed.succeeded == succeeded, "replaying succeeded events gives the snapshot", sourceLocation: sourceLocation)
-    #expect(replayed.pending.map(\.reqId).sorted() == pending.map(\.reqId).sorted(), sourceLocation: sourceLocation)
-    #expect(replayed.failed.map(\.reqId).sorted() == failed.map(\.reqId).sorted(), sourceLocation: sourceLocation)
-    #expect(succeeded == succeeded.sorted { $0.sortKey < $1.sortKey }, "sorted", sourceLocation: sourceLocation)
-    #expect(Set(succeeded.map(\.messageId)).count == succeeded.count, "no duplicates", sourceLocation: sourceLocation)
+    #expect(replayed.succeeded == succeeded, "replaying succeeded events gives the snapshot \(context)", sourceLocation: sourceLocation)
+    #expect(
+        replayed.pending.map(\.reqId).sorted() == pending.map(\.reqId).sorted(),
+        "replaying pending events gives the snapshot \(context)", sourceLocation: sourceLocation)
+    #expect(
+        replayed.failed.map(\.reqId).sorted() == failed.map(\.reqId).sorted(),
+        "replaying failed events gives the snapshot \(context)", sourceLocation: sourceLocation)
+    #expect(succeeded == succeeded.sorted { $0.sortKey < $1.sortKey }, "sorted \(context)", sourceLocation: sourceLocation)
+    #expect(Set(succeeded.map(\.messageId)).count == succeeded.count, "no duplicates \(context)", sourceLocation: sourceLocation)
     let identities = succeeded.map { $0.reqId.isEmpty ? "id:\($0.messageId)" : $0.reqId } + pending.map(\.reqId) + failed.map(\.reqId)
-    #expect(Set(identities).count == identities.count, "never in two lists", sourceLocation: sourceLocation)
-    #expect(succeeded.count <= 1000)
+    let twice = Dictionary(grouping: identities, by: { $0 }).filter { $0.value.count > 1 }.keys.sorted()
+    #expect(
+        twice.isEmpty,
+        "never in two lists: \(twice) in succeeded \(succeeded.filter { twice.contains($0.reqId) }) pending \(pending.filter { twice.contains($0.reqId) }) failed \(failed.filter { twice.contains($0.reqId) }) \(context)",
+        sourceLocation: sourceLocation)
+    #expect(succeeded.count <= 1000, "\(context)", sourceLocation: sourceLocation)
     return succeeded
 }
 

@@ -123,15 +123,15 @@ actor HostileService: ChatService {
         return file
     }
 
-    func updateMessage(channelURL: String, messageId: Int64, text: String) async throws -> Message {
-        let edited = try await inner.updateMessage(channelURL: channelURL, messageId: messageId, text: text)
+    func updateMessage(channelURL: String, messageId: Int64, text: String, operationId: String) async throws -> Message {
+        let edited = try await inner.updateMessage(channelURL: channelURL, messageId: messageId, text: text, operationId: operationId)
         guard roll() else { return edited }
         corruptions.append("edit answer")
         return corrupt(edited)
     }
 
-    func deleteMessage(channelURL: String, messageId: Int64) async throws {
-        try await inner.deleteMessage(channelURL: channelURL, messageId: messageId)
+    func deleteMessage(channelURL: String, messageId: Int64, operationId: String) async throws {
+        try await inner.deleteMessage(channelURL: channelURL, messageId: messageId, operationId: operationId)
     }
 
     func fetchChannels(_ query: ChannelPageQuery) async throws -> ChannelPage {

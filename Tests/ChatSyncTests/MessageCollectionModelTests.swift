@@ -100,7 +100,8 @@ struct MessageCollectionModelTests {
                 harness, subjects, online: online, running: running, context: "seed \(seed) step \(step) \(log.suffix(10))")
             let truth = await server.messages(in: Harness.channel)
             for subject in subjects {
-                let succeeded = await checkInvariants(subject.collection, subject.recorder)
+                let succeeded = await checkInvariants(
+                    subject.collection, subject.recorder, context: "seed \(seed) step \(step) \(log.suffix(10))")
                 #expect(succeeded.allSatisfy(subject.filter.matches))
                 if online && running {
                     let expected = serverRange(truth, subject.filter, from: succeeded.first, to: succeeded.last)

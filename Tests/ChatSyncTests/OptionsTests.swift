@@ -65,8 +65,10 @@ struct NeverService: ChatService {
     func uploadFile(_ request: UploadRequest, progress: @escaping @Sendable (Double) -> Void) async throws -> FileInfo {
         throw Unreachable()
     }
-    func updateMessage(channelURL: String, messageId: Int64, text: String) async throws -> Message { throw Unreachable() }
-    func deleteMessage(channelURL: String, messageId: Int64) async throws { throw Unreachable() }
+    func updateMessage(channelURL: String, messageId: Int64, text: String, operationId: String) async throws -> Message {
+        throw Unreachable()
+    }
+    func deleteMessage(channelURL: String, messageId: Int64, operationId: String) async throws { throw Unreachable() }
     func fetchChannels(_ query: ChannelPageQuery) async throws -> ChannelPage { throw Unreachable() }
     func channelChangeLogs(token: String?, limit: Int) async throws -> ChannelChangeLogs { throw Unreachable() }
     func events() async -> AsyncStream<ServiceEvent> {

@@ -174,7 +174,7 @@ struct OutboxModelTests {
         let outbox = try harness.outbox()
         let awaitingEcho = Set(await harness.manager.engine.outbox.awaitingEcho.keys)
         for subject in subjects {
-            let succeeded = await checkInvariants(subject.collection, subject.recorder)
+            let succeeded = await checkInvariants(subject.collection, subject.recorder, context: context)
             let early = subject.recorder.failuresReportedBeforeTheirUndo
             #expect(early.isEmpty, "an edit was reported failed before it was undone: \(early) \(context)")
             let pending = await subject.collection.pendingMessages

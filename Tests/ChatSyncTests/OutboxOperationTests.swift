@@ -21,7 +21,12 @@ actor OperationFaults: ForwardingChatService {
 
     func refuseEdits(with error: ChatServiceError?) { editError = error }
     func refuseDeletions(with error: ChatServiceError?) { deletionError = error }
-    func loseAnswers(_ count: Int) { answersToLose = count }
+    /// Runs once after the next lost answer's request was applied, before it is lost.
+    private var beforeLosing: (@Sendable () async -> Void)?
+    func loseAnswers(_ count: Int, before: (@Sendable () async -> Void)? = nil) {
+        answersToLose = count
+        beforeLosing = before
+    }
     func hold() { holding = true }
     var heldCount: Int { held.count }
     func release() {
@@ -30,9 +35,13 @@ actor OperationFaults: ForwardingChatService {
         held.removeAll()
     }
 
-    private func loseAnswerIfAsked() throws {
+    private func loseAnswerIfAsked() async throws {
         guard answersToLose > 0 else { return }
         answersToLose -= 1
+        if let beforeLosing {
+            self.beforeLosing = nil
+            await beforeLosing()
+        }
         throw ChatServiceError.transient(.timeout, "the answer was lost")
     }
 
@@ -49,21 +58,21 @@ actor OperationFaults: ForwardingChatService {
         return try await base.uploadFile(request, progress: progress)
     }
 
-    func updateMessage(channelURL: String, messageId: Int64, text: String) async throws -> Message {
+    func updateMessage(channelURL: String, messageId: Int64, text: String, operationId: String) async throws -> Message {
         log.append("edit \(messageId) \(text)")
         if holding { await withCheckedContinuation { held.append($0) } }
         if let editError { throw editError }
-        let answer = try await base.updateMessage(channelURL: channelURL, messageId: messageId, text: text)
-        try loseAnswerIfAsked()
+        let answer = try await base.updateMessage(channelURL: channelURL, messageId: messageId, text: text, operationId: operationId)
+        try await loseAnswerIfAsked()
         return answer
     }
 
-    func deleteMessage(channelURL: String, messageId: Int64) async throws {
+    func deleteMessage(channelURL: String, messageId: Int64, operationId: String) async throws {
         log.append("delete \(messageId)")
         if holding { await withCheckedContinuation { held.append($0) } }
         if let deletionError { throw deletionError }
-        try await base.deleteMessage(channelURL: channelURL, messageId: messageId)
-        try loseAnswerIfAsked()
+        try await base.deleteMessage(channelURL: channelURL, messageId: messageId, operationId: operationId)
+        try await loseAnswerIfAsked()
     }
 }
 
@@ -268,6 +277,26 @@ struct OutboxOperationTests {
         #expect(await onServer(harness, mine[1].messageId) == nil)
         #expect(recorder.failedOperations.isEmpty, "deleting a message already gone is done")
         #expect(await collection.succeededMessages.map(\.text) == (await harness.serverMessages()).map(\.text))
+        await checkInvariants(collection, recorder)
+    }
+
+    /// An edit whose answer was lost is sent again under the same operation id, so the
+    /// service applies it once: a moderator's edit made between the two tries stays.
+    @Test func aRepeatAfterALostAnswerIsAppliedOnce() async throws {
+        let (harness, faults, collection, recorder, mine) = try await setUp()
+        let server = harness.server
+        let target = mine[0].messageId
+        await faults.loseAnswers(1) {
+            _ = try? await server.update(messageId: target, channelURL: Harness.channel, text: "moderated")
+        }
+        _ = try await harness.manager.updateMessage(messageId: target, channelURL: Harness.channel, text: "alice's")
+        await harness.settle()
+        let requests = await server.operationRequests
+        #expect(requests.count == 1 && requests.values.first == 2, "one operation, sent twice: \(requests)")
+        #expect(await server.appliedOperations.count == 1)
+        #expect(await onServer(harness, target)?.text == "moderated", "the repeat did not apply alice's edit again")
+        #expect(await shown(collection, target)?.text == "moderated")
+        #expect(await shown(collection, target)?.isEditPending == false)
         await checkInvariants(collection, recorder)
     }
 

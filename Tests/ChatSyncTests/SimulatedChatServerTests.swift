@@ -154,7 +154,7 @@ struct SimulatedChatServerTests {
         let sent = try await alice.sendMessage(SendMessageRequest(reqId: "r1", channelURL: "general", kind: .text, text: "x"))
         let found = try await alice.lookUpMessages(channelURL: "general", reqIds: ["r1", "missing"])
         #expect(found == [sent])
-        try await alice.deleteMessage(channelURL: "general", messageId: sent.messageId)
+        try await alice.deleteMessage(channelURL: "general", messageId: sent.messageId, operationId: "d1")
         #expect(try await alice.lookUpMessages(channelURL: "general", reqIds: ["r1"]).isEmpty)
     }
 
@@ -162,14 +162,18 @@ struct SimulatedChatServerTests {
         let server = try await server()
         let bobs = try await server.post(.text("bob's"), from: "bob", to: "general")
         let alice = server.service(for: "alice")
-        let edit = await serviceError { _ = try await alice.updateMessage(channelURL: "general", messageId: bobs.messageId, text: "x") }
+        let edit = await serviceError {
+            _ = try await alice.updateMessage(channelURL: "general", messageId: bobs.messageId, text: "x", operationId: "e1")
+        }
         #expect(edit?.code == .forbidden)
-        let remove = await serviceError { try await alice.deleteMessage(channelURL: "general", messageId: bobs.messageId) }
+        let remove = await serviceError {
+            try await alice.deleteMessage(channelURL: "general", messageId: bobs.messageId, operationId: "d2")
+        }
         #expect(remove?.code == .forbidden)
         let mine = try await alice.sendMessage(SendMessageRequest(reqId: "r", channelURL: "general", kind: .text, text: "mine"))
-        let edited = try await alice.updateMessage(channelURL: "general", messageId: mine.messageId, text: "mine!")
+        let edited = try await alice.updateMessage(channelURL: "general", messageId: mine.messageId, text: "mine!", operationId: "e2")
         #expect(edited.text == "mine!" && edited.updatedAt > mine.updatedAt)
-        try await alice.deleteMessage(channelURL: "general", messageId: mine.messageId)
+        try await alice.deleteMessage(channelURL: "general", messageId: mine.messageId, operationId: "d3")
         #expect(await server.messages(in: "general") == [bobs])
     }
 

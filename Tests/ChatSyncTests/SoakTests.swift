@@ -223,6 +223,9 @@ struct SoakTests {
         var failedOperations: Set<MessageRef> = []
         /// Messages alice corrected before they were sent: the text each must arrive with.
         var corrected: [String: String] = [:]
+        /// Edits, deletions and corrections alice made: each makes at most one operation
+        /// (a correction of a message the service already stored, a follow-up edit).
+        var operationsAsked = 0
     }
 
     /// A message by channel and id.
@@ -281,10 +284,12 @@ struct SoakTests {
                 let shown = try await harness.manager.updateMessage(
                     messageId: target.messageId, channelURL: target.channelURL, text: text)
                 #expect(shown.text == text && shown.isEditPending, "an edit is shown at once")
+                state.operationsAsked += 1
                 state.allowedTexts[ref] = [text]
             } else {
                 state.log.append("alice deletes \(target.messageId)")
                 try await harness.manager.deleteMessage(messageId: target.messageId, channelURL: target.channelURL)
+                state.operationsAsked += 1
                 state.withdrawn.insert(target.reqId)
                 state.deletedByAlice.insert(ref)
             }
@@ -305,6 +310,7 @@ struct SoakTests {
         let corrected = try await harness.manager.updatePendingMessage(reqId: entry.reqId, text: text)
         #expect(corrected.text == text)
         state.corrected[entry.reqId] = text
+        state.operationsAsked += 1
     }
 
     private func check(_ harness: Harness, _ subjects: [Subject], state: SoakState, context: String) async throws {
@@ -351,7 +357,7 @@ struct SoakTests {
         }
         for subject in subjects {
             let model = subject.model
-            let succeeded = await checkInvariants(model.collection, model.recorder)
+            let succeeded = await checkInvariants(model.collection, model.recorder, context: context)
             let early = model.recorder.failuresReportedBeforeTheirUndo
             #expect(early.isEmpty, "an edit was reported failed before it was undone: \(early) \(context)")
             let pending = await model.collection.pendingMessages
@@ -397,6 +403,11 @@ struct SoakTests {
         }
         #expect(outbox.allSatisfy { $0.message.syncState == .failed }, "nothing left pending: \(context)")
         #expect(try harness.manager.engine.store.operations().isEmpty, "no edit or deletion left: \(context)")
+        // Exactly once: every try of an operation (after lost answers, failed requests,
+        // relaunches) carries its one id, so the server never sees more ids than alice
+        // asked for, and applies each once.
+        let operationIds = await harness.server.operationRequests.keys.count
+        #expect(operationIds <= state.operationsAsked, "\(operationIds) operation ids for \(state.operationsAsked) asked: \(context)")
         for channelURL in Self.channels {
             let onServer = Dictionary(
                 await harness.server.messages(in: channelURL).map { ($0.messageId, $0) }, uniquingKeysWith: { first, _ in first })

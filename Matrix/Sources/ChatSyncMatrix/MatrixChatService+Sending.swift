@@ -48,10 +48,11 @@ extension MatrixChatService {
         return FileInfo(name: request.name, mimeType: request.mimeType, size: Int64(data.count), url: uploaded.contentURI)
     }
 
-    /// Edits a message with an `m.replace` event.
-    public func updateMessage(channelURL: String, messageId: Int64, text: String) async throws -> Message {
+    /// Edits a message with an `m.replace` event. The operation id is its transaction id,
+    /// so a repeat after a lost response is the same event, not a second edit.
+    public func updateMessage(channelURL: String, messageId: Int64, text: String, operationId: String) async throws -> Message {
         let target = try eventId(of: messageId, in: channelURL)
-        let path = roomPath(channelURL, "/send/m.room.message/\(MatrixHTTP.segment("edit-" + UUID().uuidString))")
+        let path = roomPath(channelURL, "/send/m.room.message/\(MatrixHTTP.segment("edit-" + operationId))")
         let sent = try await call(.PUT, path, json: MatrixMessageMapping.editContent(of: target, text: text), as: MatrixSent.self)
         let edit = try await event(sent.eventId, in: channelURL)
         let original = try await event(target, in: channelURL)
@@ -63,10 +64,11 @@ extension MatrixChatService {
         return message
     }
 
-    /// Redacts a message. A message already redacted counts as deleted.
-    public func deleteMessage(channelURL: String, messageId: Int64) async throws {
+    /// Redacts a message, with the operation id as the transaction id. A message
+    /// already redacted counts as deleted.
+    public func deleteMessage(channelURL: String, messageId: Int64, operationId: String) async throws {
         let target = try eventId(of: messageId, in: channelURL)
-        let path = roomPath(channelURL, "/redact/\(MatrixHTTP.segment(target))/\(MatrixHTTP.segment("redact-" + UUID().uuidString))")
+        let path = roomPath(channelURL, "/redact/\(MatrixHTTP.segment(target))/\(MatrixHTTP.segment("redact-" + operationId))")
         _ = try await call(.PUT, path, json: .object([:]), as: MatrixSent.self)
     }
 }

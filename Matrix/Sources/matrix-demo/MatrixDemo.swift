@@ -69,8 +69,9 @@ enum MatrixDemo {
         }
 
         print("\n3. bob edits his first message and redacts his second; alice's view follows live:")
-        _ = try await bob.updateMessage(channelURL: room, messageId: bobs[0].messageId, text: "bob #1 (edited)")
-        try await bob.deleteMessage(channelURL: room, messageId: bobs[1].messageId)
+        _ = try await bob.updateMessage(
+            channelURL: room, messageId: bobs[0].messageId, text: "bob #1 (edited)", operationId: UUID().uuidString)
+        try await bob.deleteMessage(channelURL: room, messageId: bobs[1].messageId, operationId: UUID().uuidString)
         try await until("the edit and the redaction") {
             let texts = await view.succeededMessages.map(\.text)
             return texts.first == "bob #1 (edited)" && !texts.contains("bob #2")

@@ -126,11 +126,12 @@ extension SynapseTests {
                     guard !bobMessages.isEmpty else { continue }
                     let target = bobMessages[steps.next(below: bobMessages.count)]
                     _ = try? await world.bob.updateMessage(
-                        channelURL: world.room, messageId: target.messageId, text: "\(target.text) edited \(schedule.count)")
+                        channelURL: world.room, messageId: target.messageId, text: "\(target.text) edited \(schedule.count)",
+                        operationId: UUID().uuidString)
                 case .bobRedacts:
                     guard !bobMessages.isEmpty else { continue }
                     let target = bobMessages[steps.next(below: bobMessages.count)]
-                    try? await world.bob.deleteMessage(channelURL: world.room, messageId: target.messageId)
+                    try? await world.bob.deleteMessage(channelURL: world.room, messageId: target.messageId, operationId: UUID().uuidString)
                 case .togglePause:
                     paused.toggle()
                     if paused { await client.manager.pauseSync() } else { await client.manager.resumeSync() }

@@ -160,12 +160,12 @@ public final class HTTPChatService: ChatService {
         return info
     }
 
-    public func updateMessage(channelURL: String, messageId: Int64, text: String) async throws -> Message {
+    public func updateMessage(channelURL: String, messageId: Int64, text: String, operationId: String) async throws -> Message {
         try await call(
             .PATCH, "/channels/\(Self.path(channelURL))/messages/\(messageId)", body: try Self.json(["text": text]), as: Message.self)
     }
 
-    public func deleteMessage(channelURL: String, messageId: Int64) async throws {
+    public func deleteMessage(channelURL: String, messageId: Int64, operationId: String) async throws {
         try await send(.DELETE, "/channels/\(Self.path(channelURL))/messages/\(messageId)")
     }
 

@@ -80,13 +80,13 @@ final class NetworkSwitch: ChatService {
         try checkOnline()
         return try await inner.uploadFile(request, progress: progress)
     }
-    func updateMessage(channelURL: String, messageId: Int64, text: String) async throws -> Message {
+    func updateMessage(channelURL: String, messageId: Int64, text: String, operationId: String) async throws -> Message {
         try checkOnline()
-        return try await inner.updateMessage(channelURL: channelURL, messageId: messageId, text: text)
+        return try await inner.updateMessage(channelURL: channelURL, messageId: messageId, text: text, operationId: operationId)
     }
-    func deleteMessage(channelURL: String, messageId: Int64) async throws {
+    func deleteMessage(channelURL: String, messageId: Int64, operationId: String) async throws {
         try checkOnline()
-        try await inner.deleteMessage(channelURL: channelURL, messageId: messageId)
+        try await inner.deleteMessage(channelURL: channelURL, messageId: messageId, operationId: operationId)
     }
     func fetchChannels(_ query: ChannelPageQuery) async throws -> ChannelPage {
         try checkOnline()

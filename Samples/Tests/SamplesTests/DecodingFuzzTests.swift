@@ -124,10 +124,10 @@ actor PageReplayService: ChatService {
     func uploadFile(_ request: UploadRequest, progress: @escaping @Sendable (Double) -> Void) async throws -> FileInfo {
         throw ChatServiceError.permanent(.invalid, "not in this test")
     }
-    func updateMessage(channelURL: String, messageId: Int64, text: String) async throws -> Message {
+    func updateMessage(channelURL: String, messageId: Int64, text: String, operationId: String) async throws -> Message {
         throw ChatServiceError.permanent(.invalid, "not in this test")
     }
-    func deleteMessage(channelURL: String, messageId: Int64) async throws {}
+    func deleteMessage(channelURL: String, messageId: Int64, operationId: String) async throws {}
     func fetchChannels(_ query: ChannelPageQuery) async throws -> ChannelPage { ChannelPage(channels: [], nextCursor: nil) }
     func channelChangeLogs(token: String?, limit: Int) async throws -> ChannelChangeLogs {
         ChannelChangeLogs(updated: [], deletedChannelURLs: [], token: "t", hasMore: false)

@@ -12,14 +12,16 @@ extension SyncEngine {
             switch operation.kind {
             case .edit:
                 let answer = try await service.updateMessage(
-                    channelURL: operation.channelURL, messageId: operation.messageId, text: operation.text ?? "")
+                    channelURL: operation.channelURL, messageId: operation.messageId, text: operation.text ?? "",
+                    operationId: operation.id)
                 guard !isClosed else { return false }
                 guard answer.messageId == operation.messageId, answer.channelURL == operation.channelURL else {
                     throw ChatServiceError.transient(.badResponse, "the answer to editing \(operation.messageId) describes another message")
                 }
                 try landEdit(queued, answer: answer.asSynced)
             case .deletion:
-                try await service.deleteMessage(channelURL: operation.channelURL, messageId: operation.messageId)
+                try await service.deleteMessage(
+                    channelURL: operation.channelURL, messageId: operation.messageId, operationId: operation.id)
                 guard !isClosed else { return false }
                 try landDeletion(queued)
             }

@@ -41,10 +41,19 @@ public protocol ChatService: Sendable {
     func uploadFile(_ request: UploadRequest, progress: @escaping @Sendable (Double) -> Void) async throws -> FileInfo
 
     /// Changes the text of one of the user's own messages.
-    func updateMessage(channelURL: String, messageId: Int64, text: String) async throws -> Message
+    ///
+    /// - Parameter operationId: names this edit in ChatSync's outbox. After a lost
+    ///   response or a relaunch ChatSync sends it again with the same id; a service that
+    ///   can key requests (a Matrix transaction id, an idempotency header) should use it
+    ///   so that the edit is applied once. Setting the same text twice is harmless too.
+    func updateMessage(channelURL: String, messageId: Int64, text: String, operationId: String) async throws -> Message
 
-    /// Deletes one of the user's own messages.
-    func deleteMessage(channelURL: String, messageId: Int64) async throws
+    /// Deletes one of the user's own messages. Deleting a message that is already gone
+    /// should succeed or throw a permanent ``ChatServiceError/Code/notFound``; ChatSync counts both as done.
+    ///
+    /// - Parameter operationId: names this deletion in ChatSync's outbox; repeats carry
+    ///   the same id (see ``updateMessage(channelURL:messageId:text:operationId:)``).
+    func deleteMessage(channelURL: String, messageId: Int64, operationId: String) async throws
 
     /// A page of the user's channels.
     func fetchChannels(_ query: ChannelPageQuery) async throws -> ChannelPage
