@@ -63,6 +63,7 @@ extension SyncEngine {
         if let cached = try store.message(channelURL: answer.channelURL, messageId: answer.messageId) {
             if cached.updatedAt > answer.updatedAt { confirmed = cached } else { try store.upsertMessages([answer]) }
         }
+        try resolveOwnUpdates([confirmed], in: answer.channelURL)
         refreshViews(answer.channelURL, with: [confirmed], admitting: false)
         noteChangedMessage(channelURL: answer.channelURL, messageId: answer.messageId, now: confirmed)
     }

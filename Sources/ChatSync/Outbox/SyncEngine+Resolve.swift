@@ -66,6 +66,19 @@ extension SyncEngine {
         withdraw(entry, reason: .removeResendSucceeded)
     }
 
+    /// Messages of this device that reach the cache by another route than an arrival (a
+    /// real-time edit, a change log, an edit's answer, a held real-time copy) resolve
+    /// their outbox entries too: the service holds them, so they are neither pending nor
+    /// failed. That happens when a send's answer was lost and its echo lacked the
+    /// `reqId`; without this the message showed in the succeeded and the failed list at
+    /// once (found by the soak).
+    func resolveOwnUpdates(_ messages: [Message], in channelURL: String) throws {
+        let carrying = messages.filter { !$0.reqId.isEmpty }
+        guard !carrying.isEmpty else { return }
+        let waiting = Set(try store.outboxEntries(channelURL: channelURL).map(\.reqId))
+        for var message in carrying where waiting.contains(message.reqId) { try resolveArrival(&message) }
+    }
+
     /// Checks, in the background, an answer that waits for its echo but may repeat what an
     /// earlier attempt stored (its response lost, or the app killed): that message may
     /// have been deleted before this connection began, so that no event told of it and its

@@ -51,6 +51,7 @@ extension SyncEngine {
         }
         noteDeleted(channelURL: channelURL, messageIds: logs.deletedMessageIds)
         for view in views(of: channelURL) { view.remove(messageIds: Set(logs.deletedMessageIds)) }
+        try resolveOwnUpdates(refreshed, in: channelURL)
         refreshViews(channelURL, with: refreshed)
     }
 }

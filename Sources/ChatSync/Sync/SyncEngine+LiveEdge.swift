@@ -14,6 +14,7 @@ extension SyncEngine {
         let held = (channels[channelURL]?.heldForLive ?? []).filter { $0.sortKey > edge }
         channels[channelURL, default: ChannelSyncState()].heldForLive.removeAll()
         if let newest = held.map(\.sortKey).max() {
+            try resolveOwnUpdates(held, in: channelURL)
             try storeBatch(held, completing: Chunk(channelURL: channelURL, start: edge, end: newest))
             edge = newest
         }

@@ -112,6 +112,7 @@ extension SyncEngine {
         let inside = held.filter { range.contains($0.sortKey) }
         guard !inside.isEmpty else { return }
         channels[channelURL]?.heldForLive.removeAll { range.contains($0.sortKey) }
+        try resolveOwnUpdates(inside, in: channelURL)
         try store.upsertMessages(inside)
         refreshViews(channelURL, with: inside)
     }

@@ -56,6 +56,7 @@ extension SyncEngine {
                     continue
                 }
                 let updated = message.asSynced
+                try resolveOwnUpdates([updated], in: message.channelURL)
                 try store.upsertMessages([updated])
                 refreshViews(message.channelURL, with: [updated])
                 noteChangedMessage(channelURL: message.channelURL, messageId: message.messageId, now: updated)
