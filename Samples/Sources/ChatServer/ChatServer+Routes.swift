@@ -14,14 +14,19 @@ import NIOCore
 /// | `GET /channels/{url}/messages/changelogs` | `token`, `limit` | `MessageChangeLogs` |
 /// | `POST /channels/{url}/messages/lookup` | `{"reqIds": [...]}` | `[Message]` |
 /// | `POST /channels/{url}/messages` | `SendMessageRequest` (idempotent by reqId) | `Message` |
-/// | `PATCH /channels/{url}/messages/{id}` | `{"text": "..."}` | `Message` |
-/// | `DELETE /channels/{url}/messages/{id}` | | 204 |
+/// | `PATCH /channels/{url}/messages/{id}` | `{"text": "..."}` (idempotent by `Idempotency-Key`) | `Message` |
+/// | `DELETE /channels/{url}/messages/{id}` | (idempotent by `Idempotency-Key`) | 204 |
 /// | `POST /channels/{url}/files` | the bytes; `name`, `mimeType` | `FileInfo` |
 /// | `GET /files/{id}` | | the bytes |
 /// | `GET /ws?token=` | WebSocket upgrade | `ServiceEvent` JSON frames |
 extension ChatServer {
     struct LookUpBody: Codable { var reqIds: [String] }
     struct EditBody: Codable { var text: String }
+
+    /// The `Idempotency-Key` header: names an edit or deletion, so that a repeat is applied once.
+    func idempotencyKey(_ request: Request) -> String? {
+        request.headers.first { $0.name.canonicalName == "idempotency-key" }?.value
+    }
 
     func makeRouter() -> Router<BasicRequestContext> {
         let router = Router()
@@ -79,11 +84,14 @@ extension ChatServer {
             guard !body.text.isEmpty else { throw ServerError.badRequest("text must not be empty") }
             return try json(
                 try await changeMessage(
-                    channelURL: try channelURL(context), messageId: try messageId(context), text: body.text, by: user))
+                    channelURL: try channelURL(context), messageId: try messageId(context), text: body.text, by: user,
+                    operationId: idempotencyKey(request)))
         }
         router.delete("/channels/:url/messages/:id") { [self] request, context -> Response in
             let user = try authenticate(request)
-            _ = try await changeMessage(channelURL: try channelURL(context), messageId: try messageId(context), text: nil, by: user)
+            _ = try await changeMessage(
+                channelURL: try channelURL(context), messageId: try messageId(context), text: nil, by: user,
+                operationId: idempotencyKey(request))
             return Response(status: .noContent)
         }
         router.post("/channels/:url/files") { [self] request, context -> Response in

@@ -68,6 +68,9 @@ public final class ChatServer: Sendable {
     /// A channel as stored.
     public func channel(_ url: String) throws -> ChatSync.Channel? { try database.channel(url) }
 
+    /// The edits and deletions applied under an operation id (`Idempotency-Key`), in order.
+    public func appliedOperations() throws -> [AppliedOperation] { try database.operations() }
+
     // MARK: - Shared by routes and administration
 
     func send(_ request: SendMessageRequest, from user: String) async throws -> Message {
@@ -80,8 +83,12 @@ public final class ChatServer: Sendable {
         return message
     }
 
-    func changeMessage(channelURL: String, messageId: Int64, text: String?, by user: String?) async throws -> Message {
-        let (message, members) = try database.change(channelURL: channelURL, messageId: messageId, text: text, by: user)
+    func changeMessage(
+        channelURL: String, messageId: Int64, text: String?, by user: String?, operationId: String? = nil
+    ) async throws -> Message {
+        let (message, members, applied) = try database.change(
+            channelURL: channelURL, messageId: messageId, text: text, by: user, operationId: operationId)
+        guard applied else { return message }
         let event: ServiceEvent = text == nil ? .messageDeleted(channelURL: channelURL, messageId: messageId) : .messageUpdated(message)
         await hub.send(event, to: members)
         return message

@@ -34,6 +34,14 @@ final class ServerDatabase: Sendable {
                     INSERT INTO clock VALUES (1, 0);
                     """)
         }
+        // Edits and deletions keyed by the client's operation id, so a repeat is applied once.
+        migrator.registerMigration("v2") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE operation (id TEXT PRIMARY KEY NOT NULL, message_id INTEGER NOT NULL,
+                        requests INTEGER NOT NULL DEFAULT 1);
+                    """)
+        }
         try migrator.migrate(writer)
     }
 
@@ -320,10 +328,23 @@ final class ServerDatabase: Sendable {
     }
 
     /// Edits (`text` set) or deletes (`nil`) a message; `user` nil acts as an administrator.
-    func change(channelURL: String, messageId: Int64, text: String?, by user: String?) throws -> (Message, members: [String]) {
+    /// Edits (`text`) or deletes (`nil`) a message. With an `operationId` already applied,
+    /// changes nothing and answers the message as it is (`applied` is `false`).
+    func change(
+        channelURL: String, messageId: Int64, text: String?, by user: String?, operationId: String? = nil
+    ) throws -> (Message, members: [String], applied: Bool) {
         try writer.write { db in
             let channel = try user.map { try Self.memberChannel(db, channelURL, $0) } ?? Self.channel(db, channelURL)
             guard let channel else { throw ServerError.notFound("no channel \(channelURL)") }
+            if let operationId {
+                try db.execute(sql: "UPDATE operation SET requests = requests + 1 WHERE id = ?", arguments: [operationId])
+                if db.changesCount > 0 {
+                    let row = try Row.fetchOne(
+                        db, sql: "SELECT * FROM message WHERE channel_url = ? AND message_id = ?", arguments: [channelURL, messageId])
+                    guard let row else { throw ServerError.notFound("no message \(messageId) in \(channelURL)") }
+                    return (Self.message(from: row), channel.memberIds, false)
+                }
+            }
             guard
                 let row = try Row.fetchOne(
                     db, sql: "SELECT * FROM message WHERE channel_url = ? AND message_id = ? AND deleted = 0",
@@ -343,7 +364,20 @@ final class ServerDatabase: Sendable {
             }
             try db.execute(sql: "INSERT INTO change_log (channel_url, message_id) VALUES (?, ?)", arguments: [channelURL, messageId])
             if text == nil { try Self.logChannel(db, channelURL, users: Set(channel.memberIds)) }
-            return (message, channel.memberIds)
+            if let operationId {
+                try db.execute(sql: "INSERT INTO operation (id, message_id) VALUES (?, ?)", arguments: [operationId, messageId])
+            }
+            return (message, channel.memberIds, true)
+        }
+    }
+
+    /// The edits and deletions applied by operation id: the message each changed, and how
+    /// many requests carried the id (repeats included).
+    func operations() throws -> [AppliedOperation] {
+        try writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, message_id, requests FROM operation ORDER BY rowid").map {
+                AppliedOperation(id: $0["id"], messageId: $0["message_id"], requests: $0["requests"])
+            }
         }
     }
 

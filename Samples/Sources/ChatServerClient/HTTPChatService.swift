@@ -50,9 +50,10 @@ public final class HTTPChatService: ChatService {
 
     private func call<T: Decodable>(
         _ method: HTTPMethod, _ path: String, query: [String: String?] = [:],
-        body: HTTPClientRequest.Body? = nil, as type: T.Type
+        body: HTTPClientRequest.Body? = nil, idempotencyKey: String? = nil, as type: T.Type
     ) async throws -> T {
-        try Self.decode(T.self, from: try await send(method, path, query: query, body: body), answering: path)
+        try Self.decode(
+            T.self, from: try await send(method, path, query: query, body: body, idempotencyKey: idempotencyKey), answering: path)
     }
 
     /// Reads a server answer; anything unreadable (malformed, truncated, wrong types,
@@ -68,7 +69,7 @@ public final class HTTPChatService: ChatService {
     @discardableResult
     private func send(
         _ method: HTTPMethod, _ path: String, query: [String: String?] = [:],
-        body: HTTPClientRequest.Body? = nil
+        body: HTTPClientRequest.Body? = nil, idempotencyKey: String? = nil
     ) async throws -> Data {
         var components = URLComponents(string: baseURL + path)
         let items = query.compactMap { key, value in value.map { URLQueryItem(name: key, value: $0) } }.sorted { $0.name < $1.name }
@@ -77,6 +78,7 @@ public final class HTTPChatService: ChatService {
         var request = HTTPClientRequest(url: url)
         request.method = method
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        if let idempotencyKey { request.headers.add(name: "Idempotency-Key", value: idempotencyKey) }
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = body
@@ -162,11 +164,12 @@ public final class HTTPChatService: ChatService {
 
     public func updateMessage(channelURL: String, messageId: Int64, text: String, operationId: String) async throws -> Message {
         try await call(
-            .PATCH, "/channels/\(Self.path(channelURL))/messages/\(messageId)", body: try Self.json(["text": text]), as: Message.self)
+            .PATCH, "/channels/\(Self.path(channelURL))/messages/\(messageId)", body: try Self.json(["text": text]),
+            idempotencyKey: operationId, as: Message.self)
     }
 
     public func deleteMessage(channelURL: String, messageId: Int64, operationId: String) async throws {
-        try await send(.DELETE, "/channels/\(Self.path(channelURL))/messages/\(messageId)")
+        try await send(.DELETE, "/channels/\(Self.path(channelURL))/messages/\(messageId)", idempotencyKey: operationId)
     }
 
     public func fetchChannels(_ query: ChannelPageQuery) async throws -> ChannelPage {

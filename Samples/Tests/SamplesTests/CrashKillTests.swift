@@ -126,6 +126,12 @@ struct CrashKillTests {
                 .map(\.element).filter { !deletions.contains($0) }
             #expect(stored.filter(expected.contains) == expected, "lane \(lane) in order; failed ones: \(everFailed.sorted())")
         }
+        // Exactly once, observed on the server: each edit and deletion the helper asked for
+        // is one operation (its id rides every try, across kills), applied to one message.
+        let applied = try server.appliedOperations()
+        #expect(applied.count == edits.count + deletions.count, "one operation per edit and deletion: \(applied.count); \(log)")
+        #expect(Set(applied.map(\.messageId)).count == applied.count, "no message changed by two operations: \(log)")
+        print("Crash-kill soak: \(applied.filter { $0.requests > 1 }.count) operations were sent more than once and applied once")
         let queue = try DatabaseQueue(path: database)
         let outboxRows = try await queue.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM outbox") }
         #expect(outboxRows == 0, "the outbox is empty")

@@ -58,11 +58,8 @@ extension SyncEngine {
     private func landEdit(_ queued: QueuedOperation, answer: Message) throws {
         // Superseded meanwhile (a deletion was queued): the service still applied it, so
         // the cache takes the answer in case that deletion fails and the message returns.
-        if forget(queued) { try store.deleteOperations(ids: [queued.id]) }
-        var confirmed = answer
-        if let cached = try store.message(channelURL: answer.channelURL, messageId: answer.messageId) {
-            if cached.updatedAt > answer.updatedAt { confirmed = cached } else { try store.upsertMessages([answer]) }
-        }
+        _ = forget(queued)
+        let confirmed = try store.landEdit(operationId: queued.id, answer: answer)
         try resolveOwnUpdates([confirmed], in: answer.channelURL)
         refreshViews(answer.channelURL, with: [confirmed], admitting: false)
         noteChangedMessage(channelURL: answer.channelURL, messageId: answer.messageId, now: confirmed)
@@ -71,7 +68,7 @@ extension SyncEngine {
     /// The service deleted the message: a confirmed deletion, like one from anyone else.
     private func landDeletion(_ queued: QueuedOperation) throws {
         guard forget(queued) else { return }
-        try store.deleteOperations(ids: [queued.id])
+        try store.landDeletion(operationId: queued.id, channelURL: queued.channelURL, messageId: queued.messageId)
         applyDeleted(channelURL: queued.channelURL, messageIds: [queued.messageId])
     }
 

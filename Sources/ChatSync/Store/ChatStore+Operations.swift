@@ -21,9 +21,36 @@ extension ChatStore {
     /// Removes operations by id (those already gone are skipped).
     func deleteOperations(ids: [String]) throws {
         guard !ids.isEmpty else { return }
+        try write { db in try Self.deleteOperations(ids: ids, in: db) }
+    }
+
+    static func deleteOperations(ids: [String], in db: Database) throws {
+        let statement = try db.cachedStatement(sql: "DELETE FROM outbox_operation WHERE operation_id = ?")
+        for id in ids { try statement.execute(arguments: [id]) }
+    }
+
+    /// An edit the service took leaves the outbox, and its answer replaces the cached
+    /// copy (unless the cache holds a newer one), in one transaction: a kill between the
+    /// two would leave the old text shown with no edit queued, and the user would edit
+    /// again. Answers the copy to show.
+    func landEdit(operationId: String, answer: Message) throws -> Message {
         try write { db in
-            let statement = try db.cachedStatement(sql: "DELETE FROM outbox_operation WHERE operation_id = ?")
-            for id in ids { try statement.execute(arguments: [id]) }
+            try Self.deleteOperations(ids: [operationId], in: db)
+            guard let cached = try Self.message(channelURL: answer.channelURL, messageId: answer.messageId, in: db) else {
+                return answer
+            }
+            if cached.updatedAt > answer.updatedAt { return cached }
+            try Self.upsertMessages([answer], in: db)
+            return answer
+        }
+    }
+
+    /// A deletion the service took leaves the outbox with its message, in one transaction
+    /// (a kill between the two would show the message again with no deletion queued).
+    func landDeletion(operationId: String, channelURL: String, messageId: Int64) throws {
+        try write { db in
+            try Self.deleteOperations(ids: [operationId], in: db)
+            _ = try Self.deleteMessage(channelURL: channelURL, messageId: messageId, in: db)
         }
     }
 
