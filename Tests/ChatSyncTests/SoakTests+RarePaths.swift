@@ -137,9 +137,11 @@ extension SoakTests {
         do {
             let sent = try await server.service(for: "alice").sendMessage(request)
             if answerLost {
-                // Without a reqId on its echo nothing tells ChatSync the service has it,
-                // so it may stay failed (the host resends it through its own SDK).
-                if !withoutReqId { state.hostStored.insert(reqId) }
+                // Failed as the host reported; its echo (when it carries the reqId and the
+                // manager hears it), a sync or an edit that brings the reqId settles it, but
+                // nothing promises when: a sync that failed for good waits for the next
+                // connection, and an echo without the reqId settles nothing. So it is not
+                // counted among the stored messages that must resolve at once.
                 await subject.model.collection.handleSendMessageResponse(
                     pending, error: ChatServiceError.transient(.timeout, "the host's answer was lost"))
             } else {
