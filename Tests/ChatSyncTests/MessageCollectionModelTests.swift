@@ -17,6 +17,9 @@ struct MessageCollectionModelTests {
         var random = SeededGenerator(seed: seed)
         // The rare paths draw from their own generator, so each seed's main schedule stays as it was.
         var paths = SeededGenerator(seed: seed &+ 5_000_000)
+        // Alice's own edits and deletions, from a generator of their own so that the other
+        // steps of each seed stay what they were.
+        var writes = SeededGenerator(seed: seed &+ 6_000_000)
         let harness = try await Harness.make(seed: seed) {
             $0.syncBatchSize = Int.random(in: 1...12, using: &random)
             $0.hugeGapThreshold = 25
@@ -91,6 +94,24 @@ struct MessageCollectionModelTests {
                     try await server.post(.text("burst \(index)"), from: "bob", to: Harness.channel)
                 }
             }
+            if Int.random(in: 0..<4, using: &writes) == 0, let target = all.filter({ $0.senderId == "alice" }).randomElement(using: &writes)
+            {
+                // Through the outbox, in whatever state the connection is in; refused only
+                // when her cache does not hold the message (or its deletion is queued).
+                do {
+                    if Bool.random(using: &writes) {
+                        log.append("alice edits \(target.messageId)")
+                        let shown = try await harness.manager.updateMessage(
+                            messageId: target.messageId, channelURL: Harness.channel, text: "alice's \(step)")
+                        #expect(shown.isEditPending && shown.text == "alice's \(step)", "seed \(seed) step \(step): shown at once")
+                    } else {
+                        log.append("alice deletes \(target.messageId)")
+                        try await harness.manager.deleteMessage(messageId: target.messageId, channelURL: Harness.channel)
+                    }
+                } catch let error as SyncManagerError where error.code == .invalidParameter {
+                    log.append("  refused")
+                }
+            }
             if Int.random(in: 0..<3, using: &paths) == 0 {
                 try await rare.walk(
                     harness, &subjects, online: online, running: running, random: &paths, log: &log)
@@ -110,7 +131,10 @@ struct MessageCollectionModelTests {
                         succeeded.map(\.messageId) == expected.map(\.messageId),
                         "seed \(seed) step \(step) \(subject.filter): the view equals the server between its ends; view \(state); steps \(log)"
                     )
-                    let stale = zip(succeeded, expected).filter { $0.text != $1.text }.map { view, server in
+                    #expect(
+                        try harness.manager.engine.store.operations().isEmpty,
+                        "seed \(seed) step \(step): alice's edits and deletions landed; \(log.suffix(10))")
+                    let stale = zip(succeeded, expected).filter { $0.text != $1.text || $0.isEditPending }.map { view, server in
                         let cached = try? harness.manager.engine.store.message(channelURL: Harness.channel, messageId: view.messageId)
                         return
                             "\(view.messageId): view '\(view.text)'@\(view.updatedAt) server '\(server.text)'@\(server.updatedAt) cache '\(cached?.text ?? "-")'"

@@ -60,6 +60,7 @@ struct SoakTests {
         var random = SeededGenerator(seed: seed &+ 1_000_000)
         var network = SeededGenerator(seed: seed &+ 2_000_000)
         var paths = SeededGenerator(seed: seed &+ 3_000_000)
+        var writes = SeededGenerator(seed: seed &+ 4_000_000)
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
         let attachment = try makeAttachment(in: dir)
@@ -80,6 +81,7 @@ struct SoakTests {
         // otherwise reach the server before the step's plan is set.
         await server.setFaults(FaultPlan(permanentErrorTexts: Self.badTexts))
         var state = SoakState()
+        state.seed = seed
         var subjects = try await openSubjects(harness, failures: state.failures)
         await harness.online()
         let badTexts = Self.badTexts
@@ -178,6 +180,11 @@ struct SoakTests {
             if Int.random(in: 0..<3, using: &paths) == 0 {
                 try await rarePath(&harness, &subjects, attachment: attachment, random: &paths, state: &state)
             }
+            // Races around alice's own writes (an answered message edited before its echo, an
+            // app closed mid-upload), from a generator of their own too.
+            if Int.random(in: 0..<6, using: &writes) == 0 {
+                try await writeRace(&harness, &subjects, attachment: attachment, random: &writes, state: &state)
+            }
             var plan = state.faulty ? FaultPlan(failRequestRate: 0.2, loseResponseRate: 0.2) : FaultPlan()
             plan.permanentErrorTexts = badTexts
             await server.setFaults(plan)
@@ -226,6 +233,8 @@ struct SoakTests {
         /// Edits, deletions and corrections alice made: each makes at most one operation
         /// (a correction of a message the service already stored, a follow-up edit).
         var operationsAsked = 0
+        /// The schedule's seed, for failure messages.
+        var seed: UInt64 = 0
     }
 
     /// A message by channel and id.
