@@ -44,7 +44,9 @@ extension SoakTests {
                     #expect(shown.text == text && shown.isEditPending, "an edit before the echo is shown at once")
                     for subject in subjects where subject.channelURL == channelURL {
                         let listed = await subject.model.collection.pendingMessages.first { $0.reqId == target.reqId }
-                        #expect(listed == nil || listed?.text == text, "a view lists it with the edit: seed \(state.seed) \(state.log.suffix(4))")
+                        #expect(
+                            listed == nil || listed?.text == text,
+                            "a view lists it with the edit: seed \(state.seed) \(state.log.suffix(4))")
                     }
                     state.operationsAsked += 1
                     state.allowedTexts[ref] = [text]
