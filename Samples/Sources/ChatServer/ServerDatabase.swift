@@ -341,7 +341,10 @@ final class ServerDatabase: Sendable {
                 if db.changesCount > 0 {
                     let row = try Row.fetchOne(
                         db, sql: "SELECT * FROM message WHERE channel_url = ? AND message_id = ?", arguments: [channelURL, messageId])
-                    guard let row else { throw ServerError.notFound("no message \(messageId) in \(channelURL)") }
+                    // A repeated deletion is done; a repeated edit of a message deleted since is not found.
+                    guard let row, text == nil || row["deleted"] == 0 else {
+                        throw ServerError.notFound("no message \(messageId) in \(channelURL)")
+                    }
                     return (Self.message(from: row), channel.memberIds, false)
                 }
             }

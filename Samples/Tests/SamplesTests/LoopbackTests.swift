@@ -165,6 +165,39 @@ struct LoopbackTests {
         }
     }
 
+    /// Edits and deletions are applied once per operation id (the `Idempotency-Key`):
+    /// a repeat changes nothing, even over a later edit, and a repeated edit of a message
+    /// deleted since is not found.
+    @Test func editsAndDeletionsAreAppliedOncePerOperationId() async throws {
+        try await withWorld { world in
+            let alice = world.service("alice")
+            let send = { (reqId: String) in
+                try await alice.sendMessage(SendMessageRequest(reqId: reqId, channelURL: "general", kind: .text, text: reqId))
+            }
+            let first = try await send("one")
+            let second = try await send("two")
+            _ = try await alice.updateMessage(channelURL: "general", messageId: first.messageId, text: "one, edited", operationId: "e1")
+            _ = try await alice.updateMessage(channelURL: "general", messageId: first.messageId, text: "one, again", operationId: "e2")
+            let repeated = try await alice.updateMessage(
+                channelURL: "general", messageId: first.messageId, text: "one, edited", operationId: "e1")
+            #expect(repeated.text == "one, again", "the repeat answers the message as it is")
+            try await alice.deleteMessage(channelURL: "general", messageId: second.messageId, operationId: "d1")
+            try await alice.deleteMessage(channelURL: "general", messageId: second.messageId, operationId: "d1")
+            try await alice.deleteMessage(channelURL: "general", messageId: first.messageId, operationId: "d2")
+            do {
+                _ = try await alice.updateMessage(channelURL: "general", messageId: first.messageId, text: "late", operationId: "e2")
+                Issue.record("a repeated edit of a deleted message must not answer it")
+            } catch let error as ChatServiceError {
+                #expect(error.code == .notFound && !error.isTransient)
+            }
+            let applied = try world.server.appliedOperations()
+            #expect(applied.map(\.id) == ["e1", "e2", "d1", "d2"])
+            // The refused repeat of e2 counts nothing: its transaction rolled back.
+            #expect(applied.map(\.requests) == [2, 1, 2, 1])
+            #expect(try world.server.messages(in: "general").isEmpty)
+        }
+    }
+
     @Test func authenticationAndMembershipAreEnforced() async throws {
         try await withWorld { world in
             let raw = RawClient(baseURL: world.running.baseURL)
