@@ -40,6 +40,8 @@ public final class SyncManager: Sendable {
         self.userId = userId
         self.options = options
         self.engine = try SyncEngine(store: store, service: service, options: options, userId: userId)
+        // A cache opened with a smaller capacity than it holds is trimmed in the background.
+        await engine.trimAtOpen()
         options.logger.info("ChatSync opened the cache of \(userId) at \(databasePath ?? "memory")")
     }
 

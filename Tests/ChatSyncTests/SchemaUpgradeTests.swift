@@ -28,7 +28,11 @@ struct SchemaUpgradeTests {
                     DROP TABLE outbox_operation;
                     ALTER TABLE outbox DROP COLUMN text_corrected;
                     UPDATE metadata SET schema_version = 1;
-                    DELETE FROM grdb_migrations WHERE identifier = 'v2';
+                    DELETE FROM grdb_migrations WHERE identifier IN ('v2', 'v3');
+                    DROP TABLE channel_use;
+                    DROP INDEX channel_by_activity;
+                    DROP INDEX channel_by_creation;
+                    DROP INDEX channel_by_name;
                     """)
         }
         try queue.close()

@@ -165,7 +165,7 @@ struct StoreTests {
         try store.clearCache()
         #expect(try store.countMessages(channelURL: "c", after: .min, before: .max) == 0)
         #expect(try store.chunks(channelURL: "c").isEmpty)
-        #expect(try store.channels(order: .chronological).isEmpty)
+        #expect(try store.channels(matching: ChannelListQuery(order: .chronological)).isEmpty)
         #expect(try store.syncToken(scope: ChatStore.messageTokenScope("c")) == nil)
         #expect(try store.outboxEntries().map(\.reqId) == ["r1"])
     }
@@ -177,14 +177,61 @@ struct StoreTests {
             Channel(channelURL: "b", name: "Alpha", createdAt: 10, lastMessage: makeMessage(1, at: 50, channel: "b")),
             Channel(channelURL: "c", name: "Charlie", customType: "team", createdAt: 20, lastMessage: makeMessage(2, at: 40, channel: "c")),
         ])
-        #expect(try store.channels(order: .latestLastMessage).map(\.channelURL) == ["b", "c", "a"])
-        #expect(try store.channels(order: .chronological).map(\.channelURL) == ["a", "c", "b"])
-        #expect(try store.channels(order: .channelNameAlphabetical).map(\.channelURL) == ["b", "a", "c"])
-        #expect(try store.channels(order: .chronological, includeEmpty: false).map(\.channelURL) == ["c", "b"])
-        #expect(try store.channels(order: .chronological, customTypes: ["team"]).map(\.channelURL) == ["a", "c"])
-        #expect(try store.channels(order: .chronological, limit: 1, offset: 1).map(\.channelURL) == ["c"])
+        func urls(_ order: ChannelOrder, includeEmpty: Bool = true, types: Set<String>? = nil) throws -> [String] {
+            try store.channels(matching: ChannelListQuery(order: order, includeEmpty: includeEmpty, customTypes: types)).map(\.channelURL)
+        }
+        #expect(try urls(.latestLastMessage) == ["b", "c", "a"])
+        #expect(try urls(.chronological) == ["a", "c", "b"])
+        #expect(try urls(.channelNameAlphabetical) == ["b", "a", "c"])
+        #expect(try urls(.chronological, includeEmpty: false) == ["c", "b"])
+        #expect(try urls(.chronological, types: ["team"]) == ["a", "c"])
+        let a = try #require(try store.channel("a"))
+        let query = ChannelListQuery(order: .chronological)
+        #expect(try store.channels(matching: query, after: a, limit: 1).map(\.channelURL) == ["c"])
+        #expect(try store.channels(matching: query, through: try store.channel("c")).map(\.channelURL) == ["a", "c"])
         #expect(try store.channel("b")?.lastMessage?.messageId == 1)
         try store.deleteChannel("b")
         #expect(try store.channel("b") == nil)
+    }
+
+    /// Keyset pages in SQL agree with ``ChannelOrder/sortsBefore(_:_:)`` in every order and
+    /// filter, across ties and names SQLite and Swift could compare differently (accents,
+    /// composed and decomposed forms, case): paging from any channel to any other yields
+    /// exactly the in-memory order's slice.
+    @Test(arguments: 0..<20)
+    func keysetPagesMatchTheInMemoryOrder(seed: UInt64) throws {
+        var random = SeededGenerator(seed: seed &+ 70_000)
+        let store = try ChatStore.open(path: nil, userId: "alice")
+        let names = ["Alpha", "alpha", "Zed", "\u{E9}cole", "e\u{301}cole", "\u{10348}", "", "Ω", "a b"]
+        var channels: [Channel] = []
+        for index in 0..<Int.random(in: 1...60, using: &random) {
+            let last =
+                Bool.random(using: &random)
+                ? makeMessage(Int64(index + 1), at: Int64.random(in: 0...5, using: &random), channel: "c\(index)") : nil
+            channels.append(
+                Channel(
+                    channelURL: "c\(Int.random(in: 0...999, using: &random))-\(index)", name: names.randomElement(using: &random)!,
+                    customType: Bool.random(using: &random) ? "team" : "", createdAt: Int64.random(in: 0...5, using: &random),
+                    lastMessage: last.map {
+                        var m = $0; m.channelURL = "c\(index)"; return m
+                    }))
+        }
+        try store.upsertChannels(channels)
+        for order in ChannelOrder.allCases {
+            for query in [
+                ChannelListQuery(order: order), ChannelListQuery(order: order, includeEmpty: false),
+                ChannelListQuery(order: order, customTypes: ["team"]),
+            ] {
+                let expected = channels.filter(query.matches).sorted { order.sortsBefore($0, $1) }
+                #expect(try store.channels(matching: query).map(\.channelURL) == expected.map(\.channelURL), "\(query)")
+                let from = Int.random(in: 0..<expected.count + 1, using: &random)
+                let to = Int.random(in: from..<expected.count + 1, using: &random)
+                let after = from > 0 ? expected[from - 1] : nil
+                let through = to > from ? expected[to - 1] : nil
+                let page = try store.channels(matching: query, after: after, through: through)
+                let slice = expected[from..<(through == nil ? expected.count : to)]
+                #expect(page.map(\.channelURL) == slice.map(\.channelURL), "seed \(seed) \(query) from \(from) to \(to)")
+            }
+        }
     }
 }

@@ -2,13 +2,16 @@
 ///
 /// The view holds exactly the cached channels that match its query and sort at or
 /// before its boundary (the last channel its pages reached), or all of them once the
-/// end is known. Every change is applied the same way: recompute that set from the
-/// cache and emit the difference.
+/// end is known. It holds only those: pages come from the cache by keyset, and each
+/// change of a channel is applied to its place alone (a binary search in the loaded
+/// channels), never by reading the others again.
 final class ChannelView {
     let id: Int
     let query: ChannelListQuery
     /// In query order.
     private(set) var channels: [Channel] = []
+    /// The loaded channels by URL, to tell a change from an arrival without a search.
+    private var loaded: [String: Channel] = [:]
     /// The last channel the pages reached; `nil` before the first page.
     var boundary: Channel?
     /// Every matching channel is in the view.
@@ -75,45 +78,77 @@ final class ChannelView {
         boundary = channel
     }
 
-    /// Makes the view hold exactly the admitted channels of `cached` (every cached
-    /// channel), emitting removals, moves, insertions and updates, in that order.
-    func reconcile(with cached: [Channel]) {
-        show(cached.filter(admits))
+    /// Makes the view hold exactly `admitted` (every cached channel it admits, in any
+    /// order), emitting removals, moves, insertions and updates, in that order.
+    func reconcile(with admitted: [Channel]) {
+        let kept = Set(admitted.map(\.channelURL))
+        let gone = channels.filter { !kept.contains($0.channelURL) }.map { ($0.channelURL, Channel?.none) }
+        apply(gone + admitted.map { ($0.channelURL, Optional($0)) })
     }
 
-    /// Applies one channel's change (`nil`: it is gone) without reading the others.
-    func reconcile(channelURL: String, now channel: Channel?) {
-        var target = channels.filter { $0.channelURL != channelURL }
-        if let channel, admits(channel) { target.append(channel) }
-        show(target)
-    }
-
-    private func show(_ admitted: [Channel]) {
-        let target = admitted.sorted { query.order.sortsBefore($0, $1) }
-        let old = Dictionary(channels.map { ($0.channelURL, $0) }, uniquingKeysWith: { first, _ in first })
-        let new = Set(target.map(\.channelURL))
-        let removed = channels.filter { !new.contains($0.channelURL) }
+    /// Applies channels' changes (`nil`: the channel is gone), each at its own place,
+    /// and emits them as one event per kind: removals, moves, insertions, updates.
+    func apply(_ changes: [(channelURL: String, now: Channel?)]) {
+        var removed: [Channel] = []
         var moved: [Channel] = []
         var inserted: [Channel] = []
         var updated: [Channel] = []
-        for channel in target {
-            guard let before = old[channel.channelURL] else {
-                inserted.append(channel)
+        for (channelURL, now) in changes {
+            let before = loaded[channelURL]
+            if let before { take(before) }
+            guard let now, admits(now) else {
+                if let before { removed.append(before) }
                 continue
             }
-            guard before != channel else { continue }
-            if sortsDifferently(before, channel) { moved.append(channel) } else { updated.append(channel) }
+            put(now)
+            guard let before else {
+                inserted.append(now)
+                continue
+            }
+            guard before != now else { continue }
+            if sortsDifferently(before, now) { moved.append(now) } else { updated.append(now) }
         }
-        channels = target
-        if !removed.isEmpty { emit(.channels(.remove, removed)) }
-        if !moved.isEmpty { emit(.channels(.move, moved)) }
-        if !inserted.isEmpty { emit(.channels(.insert, inserted)) }
-        if !updated.isEmpty { emit(.channels(.update, updated)) }
+        let order = query.order
+        for (kind, list) in [(ChannelEventAction.remove, removed), (.move, moved), (.insert, inserted), (.update, updated)]
+        where !list.isEmpty {
+            emit(.channels(kind, list.sorted { order.sortsBefore($0, $1) }))
+        }
+    }
+
+    /// Applies one channel's change (`nil`: it is gone).
+    func reconcile(channelURL: String, now channel: Channel?) {
+        apply([(channelURL, channel)])
+    }
+
+    /// The index where `channel` is, or would be, in the loaded channels.
+    private func place(of channel: Channel) -> Int {
+        var (low, high) = (0, channels.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if query.order.sortsBefore(channels[middle], channel) { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    private func take(_ channel: Channel) {
+        loaded[channel.channelURL] = nil
+        let index = place(of: channel)
+        if index < channels.count, channels[index].channelURL == channel.channelURL {
+            channels.remove(at: index)
+        } else {
+            channels.removeAll { $0.channelURL == channel.channelURL }  // never expected: the order is total
+        }
+    }
+
+    private func put(_ channel: Channel) {
+        loaded[channel.channelURL] = channel
+        channels.insert(channel, at: place(of: channel))
     }
 
     /// Empties the view with one clear event.
     func clear() {
         channels = []
+        loaded = [:]
         boundary = nil
         isComplete = false
         serverCursor = nil
@@ -126,7 +161,7 @@ final class ChannelView {
         switch query.order {
         case .latestLastMessage: before.lastActivityAt != after.lastActivityAt
         case .chronological: before.createdAt != after.createdAt
-        case .channelNameAlphabetical: before.name != after.name
+        case .channelNameAlphabetical: !before.name.utf8.elementsEqual(after.name.utf8)
         }
     }
 }

@@ -8,7 +8,8 @@ public enum ChannelOrder: String, Sendable, Hashable, Codable, CaseIterable {
     case latestLastMessage
     /// By `createdAt`, newest first.
     case chronological
-    /// By name, ascending.
+    /// By name, ascending, comparing the names' UTF-8 bytes (as SQLite does, so the
+    /// cache's pages and a list's order agree for every name).
     case channelNameAlphabetical
 }
 
@@ -19,11 +20,13 @@ extension ChannelOrder {
         switch self {
         case .latestLastMessage:
             let (l, r) = (lhs.lastActivityAt, rhs.lastActivityAt)
-            return l != r ? l > r : lhs.channelURL < rhs.channelURL
+            return l != r ? l > r : lhs.channelURL.utf8.lexicographicallyPrecedes(rhs.channelURL.utf8)
         case .chronological:
-            return lhs.createdAt != rhs.createdAt ? lhs.createdAt > rhs.createdAt : lhs.channelURL < rhs.channelURL
+            return lhs.createdAt != rhs.createdAt
+                ? lhs.createdAt > rhs.createdAt : lhs.channelURL.utf8.lexicographicallyPrecedes(rhs.channelURL.utf8)
         case .channelNameAlphabetical:
-            return lhs.name != rhs.name ? lhs.name < rhs.name : lhs.channelURL < rhs.channelURL
+            let (l, r) = (lhs.name.utf8, rhs.name.utf8)
+            return l.elementsEqual(r) ? lhs.channelURL.utf8.lexicographicallyPrecedes(rhs.channelURL.utf8) : l.lexicographicallyPrecedes(r)
         }
     }
 }

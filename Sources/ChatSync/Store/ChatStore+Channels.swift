@@ -31,7 +31,7 @@ extension ChatStore {
     /// Removes a channel and everything cached of it (messages, chunks, token); keeps its outbox.
     func deleteChannel(_ channelURL: String) throws {
         try write { db in
-            for table in ["channel", "message", "chunk"] {
+            for table in ["channel", "message", "chunk", "channel_use"] {
                 try db.execute(sql: "DELETE FROM \(table) WHERE channel_url = ?", arguments: [channelURL])
             }
             try db.execute(sql: "DELETE FROM sync_token WHERE scope = ?", arguments: [Self.messageTokenScope(channelURL)])
@@ -53,29 +53,62 @@ extension ChatStore {
         }
     }
 
-    /// Cached channels in `order`, filtered like a channel list query.
+    /// Cached channels that match `query`, in its order, read by keyset: those that sort
+    /// after `after` (exclusive) and up to `through` (inclusive), at most `limit`.
+    ///
+    /// Each order has an index (schema 3), so a page reads its own rows, however many
+    /// channels the cache holds; ties fall back to `channel_url` as in ``ChannelOrder``.
     func channels(
-        order: ChannelOrder, includeEmpty: Bool = true, customTypes: Set<String>? = nil,
-        limit: Int? = nil, offset: Int = 0
-    ) throws -> [Channel] {
+        matching query: ChannelListQuery, after: Channel? = nil, through: Channel? = nil, limit: Int? = nil
+    ) throws
+        -> [Channel]
+    {
         try read { db in
             var clauses: [String] = []
             var arguments: StatementArguments = []
-            if !includeEmpty { clauses.append("last_message IS NOT NULL") }
-            if let customTypes {
+            if !query.includeEmpty { clauses.append("last_message IS NOT NULL") }
+            if let customTypes = query.customTypes {
                 let values = customTypes.sorted()
                 clauses.append("custom_type IN (" + values.map { _ in "?" }.joined(separator: ",") + ")")
                 arguments += StatementArguments(values)
             }
+            let (column, descending) = Self.sortColumn(query.order)
+            func keyset(_ channel: Channel, later: Bool) {
+                let value = Self.sortValue(channel, query.order)
+                // Later in a descending order is a smaller value; ties go by URL, ascending.
+                let (strict, loose) = later == descending ? ("<", "<=") : (">", ">=")
+                clauses.append("\(column) \(loose) ? AND (\(column) \(strict) ? OR channel_url \(later ? ">" : "<=") ?)")
+                arguments += [value, value, channel.channelURL]
+            }
+            if let after { keyset(after, later: true) }
+            if let through { keyset(through, later: false) }
             var sql = "SELECT * FROM channel"
             if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }
-            switch order {
-            case .latestLastMessage: sql += " ORDER BY last_activity_at DESC, channel_url"
-            case .chronological: sql += " ORDER BY created_at DESC, channel_url"
-            case .channelNameAlphabetical: sql += " ORDER BY name, channel_url"
+            sql += " ORDER BY \(column)\(descending ? " DESC" : ""), channel_url"
+            if let limit {
+                sql += " LIMIT ?"
+                arguments += [limit]
             }
-            if let limit { sql += " LIMIT \(limit) OFFSET \(offset)" }
-            return try Row.fetchAll(db, sql: sql, arguments: arguments).map(Self.channel(from:))
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
+            var channels: [Channel] = []
+            while let row = try rows.next() { channels.append(Self.channel(from: row)) }
+            return channels
+        }
+    }
+
+    private static func sortColumn(_ order: ChannelOrder) -> (String, descending: Bool) {
+        switch order {
+        case .latestLastMessage: ("last_activity_at", true)
+        case .chronological: ("created_at", true)
+        case .channelNameAlphabetical: ("name", false)
+        }
+    }
+
+    private static func sortValue(_ channel: Channel, _ order: ChannelOrder) -> any DatabaseValueConvertible {
+        switch order {
+        case .latestLastMessage: channel.lastActivityAt
+        case .chronological: channel.createdAt
+        case .channelNameAlphabetical: channel.name
         }
     }
 
@@ -113,7 +146,8 @@ extension ChatStore {
     /// Drops cached messages, chunks, channels and tokens in one transaction; keeps the outbox.
     func clearCache() throws {
         try write { db in
-            try db.execute(sql: "DELETE FROM message; DELETE FROM chunk; DELETE FROM channel; DELETE FROM sync_token")
+            try db.execute(
+                sql: "DELETE FROM message; DELETE FROM chunk; DELETE FROM channel; DELETE FROM sync_token; DELETE FROM channel_use")
         }
     }
 }

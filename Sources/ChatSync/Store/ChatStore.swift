@@ -33,6 +33,11 @@ final class ChatStore: Sendable {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.prepareDatabase { db in
+            // Only a new, empty file can take incremental vacuum (see releaseFreePages), and
+            // only before its journal turns to WAL; on any other file the pragma does nothing.
+            if !db.configuration.readonly, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") == 0 {
+                try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
+            }
             try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536")
         }
         if let path { try DatabaseFileCheck.validate(path: path) }

@@ -8,7 +8,7 @@ import GRDB
 enum StoreSchema {
     /// The schema this library writes. A database with a higher number was written
     /// by a newer ChatSync and is refused rather than damaged.
-    static let version = 2
+    static let version = 3
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -92,6 +92,22 @@ enum StoreSchema {
                     );
                     ALTER TABLE outbox ADD COLUMN text_corrected INTEGER NOT NULL DEFAULT 0;
                     UPDATE metadata SET schema_version = 2;
+                    """)
+        }
+        // A bounded cache evicts the channels viewed least lately first; channel lists page
+        // in SQL, one index per order, so a page reads only its own rows.
+        migrator.registerMigration("v3") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE channel_use (
+                        channel_url TEXT PRIMARY KEY NOT NULL,
+                        viewed_seq INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE INDEX channel_use_by_seq ON channel_use(viewed_seq);
+                    CREATE INDEX channel_by_activity ON channel(last_activity_at DESC, channel_url);
+                    CREATE INDEX channel_by_creation ON channel(created_at DESC, channel_url);
+                    CREATE INDEX channel_by_name ON channel(name, channel_url);
+                    UPDATE metadata SET schema_version = 3;
                     """)
         }
         return migrator

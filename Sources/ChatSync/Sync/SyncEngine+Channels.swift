@@ -21,12 +21,6 @@ extension SyncEngine {
 
     func channelEventCount(ofView id: Int) -> Int { channelLists.views[id]?.emittedCount ?? 0 }
 
-    /// The cached channels a query can show, in its order.
-    private func cachedChannels(for query: ChannelListQuery) throws -> [Channel] {
-        try store.channels(order: query.order, includeEmpty: query.includeEmpty, customTypes: query.customTypes)
-            .sorted { query.order.sortsBefore($0, $1) }
-    }
-
     /// The next page: the cache's at once, then, when online, the service's (cached first).
     func fetchChannels(_ id: Int) async throws -> Bool {
         try checkOpen()
@@ -38,10 +32,11 @@ extension SyncEngine {
         view.isFetching = true
         defer { view.isFetching = false }
 
-        let cached = try cachedChannels(for: view.query)
-        let beyond = cached.filter { channel in view.boundary.map { view.query.order.sortsBefore($0, channel) } ?? true }
-        if let last = beyond.prefix(view.query.limit).last { view.extendBoundary(to: last) }
-        view.reconcile(with: cached)
+        // One row more than a page tells whether the cache holds more.
+        let beyond = try store.channels(matching: view.query, after: view.boundary, limit: view.query.limit + 1)
+        let page = beyond.prefix(view.query.limit)
+        if let last = page.last { view.extendBoundary(to: last) }
+        view.apply(page.map { ($0.channelURL, $0) })
         if view.serverExhausted { return false }
         guard isOnline else {
             // Out of reach: the cache answers now, and the service's page follows by
@@ -64,6 +59,7 @@ extension SyncEngine {
         else { return true }
         view.owesServerPage = false
         try store.upsertChannels(page.channels)
+        reconcileChannelViews(page.channels)
         // A channel that moved across the cursor while paging (a new message lifts one not
         // loaded yet above it) is in no page: the change logs since the last token name it.
         channelLists.changeLogsAreDue()
@@ -71,10 +67,19 @@ extension SyncEngine {
         guard !isClosed, channelLists.isOpen(view) else { return true }
         view.serverCursor = page.nextCursor
         view.serverExhausted = page.nextCursor == nil
-        if let last = page.channels.last { view.extendBoundary(to: last) }
-        if view.serverExhausted { view.isComplete = true }
-        try reconcileChannelViews()
+        try grow(view, to: page.channels.last, complete: view.serverExhausted)
         return !view.serverExhausted
+    }
+
+    /// Moves the view's boundary to `last` (or past every channel, `complete`) and takes
+    /// in the cached channels between the old boundary and the new one, read by keyset.
+    private func grow(_ view: ChannelView, to last: Channel?, complete: Bool) throws {
+        let old = view.boundary
+        if let last { view.extendBoundary(to: last) }
+        if complete { view.isComplete = true }
+        guard complete || view.boundary != old else { return }
+        let added = try store.channels(matching: view.query, after: old, through: complete ? nil : view.boundary)
+        view.apply(added.map { ($0.channelURL, $0) })
     }
 
     /// Once online: the pages lists asked for while the service was out of reach.
@@ -101,12 +106,10 @@ extension SyncEngine {
         return !channelLists.views.values.contains { $0.owesServerPage }
     }
 
-    /// Brings every channel list in line with the cache.
-    func reconcileChannelViews() throws {
-        guard !channelLists.views.isEmpty else { return }
-        for view in channelLists.viewsInOrder {
-            view.reconcile(with: try cachedChannels(for: view.query))
-        }
+    /// Shows channels the cache just took in every list, each at its place.
+    func reconcileChannelViews(_ changed: [Channel]) {
+        guard !changed.isEmpty else { return }
+        for view in channelLists.viewsInOrder { view.apply(changed.map { ($0.channelURL, $0) }) }
     }
 
     /// Shows one channel's change in every list.

@@ -15,7 +15,7 @@ extension SyncEngine {
         channels[channelURL, default: ChannelSyncState()].heldForLive.removeAll()
         if let newest = held.map(\.sortKey).max() {
             try resolveOwnUpdates(held, in: channelURL)
-            try storeBatch(held, completing: Chunk(channelURL: channelURL, start: edge, end: newest))
+            try storeBatch(held, completing: Chunk(channelURL: channelURL, start: edge, end: newest), vouchedEdge: edge)
             edge = newest
         }
         channels[channelURL, default: ChannelSyncState()].liveEdge = edge

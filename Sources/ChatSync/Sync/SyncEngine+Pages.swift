@@ -12,6 +12,7 @@ extension SyncEngine {
         guard span.start <= span.end else {
             logger.warning("ignoring a page whose range is reversed (\(span.start) > \(span.end)) in \(channelURL)")
             try store.upsertMessages(messages)
+            noteCacheWrites(messages.count)
             return
         }
         // A range that starts at the end of time proves nothing (an empty answer that still
@@ -20,13 +21,19 @@ extension SyncEngine {
         guard span.start < .max else {
             logger.warning("ignoring the range of an empty page that claims older messages in \(channelURL)")
             try store.upsertMessages(messages)
+            noteCacheWrites(messages.count)
             return
         }
         try resolveOwnArrivals(&messages, in: channelURL)
+        // An exclusive query stands on its anchor: the cache held it when the request left.
+        let anchor = MessageKey(createdAt: query.timestamp, messageId: query.anchorMessageId ?? .max)
         let merged = try storeBatch(
             messages, completing: Chunk(channelURL: channelURL, start: span.start, end: span.end),
-            authoritative: span.authoritative)
+            vouchedEdge: query.inclusive ? nil : anchor, authoritative: span.authoritative)
         refreshViews(channelURL, with: messages, admitting: false)
+        // The anchor was evicted meanwhile, and the page alone proves no range: a later
+        // request asks again around the view's own anchor.
+        guard let merged else { return }
         try absorbHeld(channelURL, within: merged)
         if span.reachesNewest {
             if mayGoLive {
@@ -48,23 +55,54 @@ extension SyncEngine {
 
     /// Stores a batch and its complete range in one transaction; answers the merged
     /// range. Rows inside `authoritative` that the batch lacks leave the cache and the views.
+    ///
+    /// `vouchedEdge` is an edge of `range` that the batch does not hold but the cache did
+    /// when the request left (the anchor of an exclusive query, a live edge). If it was
+    /// evicted since, the range shrinks to the batch's own messages, or proves nothing
+    /// (`nil` is answered): a range must never claim a message the cache lacks.
     @discardableResult
-    func storeBatch(_ messages: [Message], completing range: Chunk, authoritative: KeyRange? = nil) throws -> Chunk {
-        let channelURL = range.channelURL
+    func storeBatch(
+        _ messages: [Message], completing claimed: Chunk, vouchedEdge: MessageKey? = nil, authoritative: KeyRange? = nil
+    ) throws -> Chunk? {
+        let channelURL = claimed.channelURL
         let existing = try chunks(of: channelURL)
+        noteCacheWrites(messages.count)
+        guard let range = Self.provable(claimed, batch: messages, vouchedEdge: vouchedEdge, chunks: existing) else {
+            let removed = try store.applySyncBatch(messages, channelURL: channelURL, chunks: nil, authoritative: authoritative)
+            forgetRemoved(removed, in: channelURL)
+            return nil
+        }
         // The one place chunks merge: the store records the result, the engine keeps it.
         let merged = Chunk.merging(range, into: existing)
         let changed = merged != existing
         let removed = try store.applySyncBatch(
             messages, channelURL: channelURL, chunks: changed ? merged : nil, authoritative: authoritative)
         channels[channelURL, default: ChannelSyncState()].chunks = merged
-        if !removed.isEmpty {
-            outbox.deletedLately.remember(channelURL: channelURL, messageIds: removed)
-            for view in views(of: channelURL) { view.remove(messageIds: Set(removed)) }
-        }
+        forgetRemoved(removed, in: channelURL)
         // A range the cache already held answers itself; a new one, what it merged into.
         guard changed else { return range }
         return merged.first { $0.contains(range.start) } ?? range
+    }
+
+    /// Messages a page proved deleted leave the views and are remembered as deleted.
+    private func forgetRemoved(_ removed: [Int64], in channelURL: String) {
+        guard !removed.isEmpty else { return }
+        outbox.deletedLately.remember(channelURL: channelURL, messageIds: removed)
+        for view in views(of: channelURL) { view.remove(messageIds: Set(removed)) }
+    }
+
+    /// `claimed`, or the part of it the batch proves by itself when its vouched edge is
+    /// no longer inside a complete range (see ``storeBatch(_:completing:vouchedEdge:authoritative:)``).
+    static func provable(_ claimed: Chunk, batch: [Message], vouchedEdge: MessageKey?, chunks: [Chunk]) -> Chunk? {
+        guard let edge = vouchedEdge, claimed.start == edge || claimed.end == edge,
+            !chunks.contains(where: { $0.contains(edge) })
+        else { return claimed }
+        // The service answered everything strictly between the edge and the far end.
+        let inside = batch.map(\.sortKey).filter { claimed.contains($0) && $0 != edge }
+        guard let low = inside.min(), let high = inside.max() else { return nil }
+        return Chunk(
+            channelURL: claimed.channelURL, start: claimed.start == edge ? low : claimed.start,
+            end: claimed.end == edge ? high : claimed.end)
     }
 
     func chunks(of channelURL: String) throws -> [Chunk] {
@@ -114,6 +152,7 @@ extension SyncEngine {
         channels[channelURL]?.heldForLive.removeAll { range.contains($0.sortKey) }
         try resolveOwnUpdates(inside, in: channelURL)
         try store.upsertMessages(inside)
+        noteCacheWrites(inside.count)
         refreshViews(channelURL, with: inside)
     }
 }

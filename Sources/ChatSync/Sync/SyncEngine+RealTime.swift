@@ -12,12 +12,13 @@ extension SyncEngine {
             try resolveArrival(&received)
             if let live = channels[channelURL]?.liveEdge, received.sortKey > live {
                 stopAwaitingEchoes(in: channelURL, before: received.sortKey)
-                try storeBatch([received], completing: Chunk(channelURL: channelURL, start: live, end: received.sortKey))
+                try storeBatch([received], completing: Chunk(channelURL: channelURL, start: live, end: received.sortKey), vouchedEdge: live)
                 channels[channelURL]?.liveEdge = received.sortKey
             } else if try channels[channelURL]?.liveEdge != nil || isInCompleteRange(received.sortKey, in: channelURL) {
                 // Inside a range the cache holds as complete (a message dated in the past, or
                 // at an edit's time): it belongs there, or views read later would skip it.
                 try store.upsertMessages([received])
+                noteCacheWrites(1)
                 // A page requested before it arrived would take it out again as missing from
                 // its span: held, it is put back when that page is stored.
                 if channels[channelURL]?.liveCapableRequests ?? 0 > 0 { channels[channelURL]?.heldForLive.append(received) }

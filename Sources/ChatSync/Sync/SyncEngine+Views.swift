@@ -18,6 +18,7 @@ extension SyncEngine {
             id: id, channelURL: channelURL, filter: filter, viewpoint: viewpoint, limit: limit,
             capacity: options.messageCollectionCapacity, pendingWrites: pendingWrites, continuation: continuation)
         followNewest(channelURL)
+        noteViewed(channelURL)
         return (id, stream)
     }
 
@@ -33,7 +34,9 @@ extension SyncEngine {
     }
 
     func removeView(_ id: Int) {
-        views.removeValue(forKey: id)?.finish()
+        guard let view = views.removeValue(forKey: id) else { return }
+        view.finish()
+        if !isClosed { noteViewed(view.channelURL) }
     }
 
     func setHandler(_ handler: (any MessageCollectionHandler)?, for id: Int) {

@@ -47,12 +47,15 @@ actor SyncEngine {
     /// Tracked background tasks, and the listeners told when one ends or an event is
     /// handled (see `activitySignals()`).
     var background = BackgroundWork()
+    /// When the cache is next due for trimming to its capacity.
+    var trimming: CacheTrimming
 
     init(store: ChatStore, service: any ChatService, options: SyncManagerOptions, userId: String) throws {
         self.store = store
         self.service = service
         self.options = options
         self.userId = userId
+        self.trimming = CacheTrimming(capacity: options.messageStoreCapacity)
         // A relaunch: what was in flight, and what the host appended, is asked of the
         // service by request id before anything else is sent (Guarantees: Relaunch).
         outbox.awaitingReconciliation = Set(

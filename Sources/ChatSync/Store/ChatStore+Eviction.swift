@@ -1,0 +1,145 @@
+import GRDB
+
+// MARK: - Eviction: keeping the cache within `messageStoreCapacity`
+
+/// Which end of a channel's history an eviction step takes messages from.
+enum HistoryEnd: Sendable {
+    /// The oldest messages first.
+    case oldest
+    /// The newest messages first.
+    case newest
+}
+
+/// What one eviction step did: how many messages left the cache and the channel's
+/// complete ranges after it.
+struct EvictionStep: Sendable {
+    var removed: Int
+    var chunks: [Chunk]
+}
+
+extension ChatStore {
+    /// The number of cached succeeded messages per channel, and when each channel was
+    /// last viewed (a rising sequence; channels never viewed are absent).
+    ///
+    /// Read on a reader connection of the pool, so counting a large cache holds up
+    /// neither the engine nor its writes.
+    func evictionCensus() throws -> (counts: [String: Int], viewed: [String: Int64]) {
+        do {
+            return try writer.read { db in
+                var counts: [String: Int] = [:]
+                let rows = try Row.fetchCursor(db, sql: "SELECT channel_url, COUNT(*) FROM message GROUP BY channel_url")
+                while let row = try rows.next() { counts[row[0]] = row[1] }
+                var viewed: [String: Int64] = [:]
+                let uses = try Row.fetchCursor(db, sql: "SELECT channel_url, viewed_seq FROM channel_use")
+                while let row = try uses.next() { viewed[row[0]] = row[1] }
+                return (counts, viewed)
+            }
+        } catch {
+            throw Self.mapped(error, while: "counting the cache")
+        }
+    }
+
+    /// Records that the channel is being viewed now: it becomes the most recently viewed.
+    func noteViewed(_ channelURL: String) throws {
+        try write { db in
+            let statement = try db.cachedStatement(
+                sql: """
+                    INSERT OR REPLACE INTO channel_use (channel_url, viewed_seq)
+                    VALUES (?, (SELECT COALESCE(MAX(viewed_seq), 0) + 1 FROM channel_use))
+                    """)
+            try statement.execute(arguments: [channelURL])
+        }
+    }
+
+    /// Removes up to `count` messages of a channel from `end`, never reaching `limit`
+    /// (exclusive: the messages of open views lie beyond it), and shrinks the channel's
+    /// complete ranges to what is still cached, in one transaction.
+    ///
+    /// A range loses the evicted part and starts (or ends) at the first message still
+    /// cached inside it, so it never claims a message the cache no longer holds; a
+    /// range left with no message is dropped.
+    func evict(
+        channelURL: String, from end: HistoryEnd, count: Int, limit: MessageKey, chunks: [Chunk]
+    ) throws -> EvictionStep {
+        guard count > 0 else { return EvictionStep(removed: 0, chunks: chunks) }
+        return try write { db in
+            let oldest = end == .oldest
+            let beyond = oldest ? "<" : ">"
+            let order = oldest ? "ASC" : "DESC"
+            // The last message to go: the count-th from the end, or the last one short of the limit.
+            let cutSQL = """
+                SELECT created_at, message_id FROM message WHERE channel_url = ? AND (created_at, message_id) \(beyond) (?, ?)
+                ORDER BY created_at \(order), message_id \(order) LIMIT 1 OFFSET ?
+                """
+            var cutRow = try Row.fetchOne(
+                db.cachedStatement(sql: cutSQL), arguments: [channelURL, limit.createdAt, limit.messageId, count - 1])
+            if cutRow == nil {
+                let lastSQL = """
+                    SELECT created_at, message_id FROM message WHERE channel_url = ? AND (created_at, message_id) \(beyond) (?, ?)
+                    ORDER BY created_at \(oldest ? "DESC" : "ASC"), message_id \(oldest ? "DESC" : "ASC") LIMIT 1
+                    """
+                cutRow = try Row.fetchOne(db.cachedStatement(sql: lastSQL), arguments: [channelURL, limit.createdAt, limit.messageId])
+            }
+            guard let cutRow else { return EvictionStep(removed: 0, chunks: chunks) }
+            let cut = MessageKey(createdAt: cutRow[0], messageId: cutRow[1])
+            let through = oldest ? "<=" : ">="
+            try db.cachedStatement(
+                sql: "DELETE FROM message WHERE channel_url = ? AND (created_at, message_id) \(through) (?, ?)"
+            ).execute(arguments: [channelURL, cut.createdAt, cut.messageId])
+            let removed = db.changesCount
+            let shrunk = try chunks.compactMap { chunk in
+                try Self.shrink(chunk, evicted: end, through: cut, in: db)
+            }
+            if shrunk != chunks { try Self.replaceChunks(shrunk, of: channelURL, in: db) }
+            return EvictionStep(removed: removed, chunks: shrunk)
+        }
+    }
+
+    /// `chunk` after every message from `end` through `cut` left the cache, or `nil`
+    /// when nothing of it is left.
+    private static func shrink(_ chunk: Chunk, evicted end: HistoryEnd, through cut: MessageKey, in db: Database) throws -> Chunk? {
+        switch end {
+        case .oldest:
+            if chunk.start > cut { return chunk }
+            if chunk.end <= cut { return nil }
+            let first = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT created_at, message_id FROM message WHERE channel_url = ? AND (created_at, message_id) > (?, ?)
+                        AND (created_at, message_id) <= (?, ?) ORDER BY created_at, message_id LIMIT 1
+                        """),
+                arguments: [chunk.channelURL, cut.createdAt, cut.messageId, chunk.end.createdAt, chunk.end.messageId])
+            guard let first else { return nil }
+            return Chunk(channelURL: chunk.channelURL, start: MessageKey(createdAt: first[0], messageId: first[1]), end: chunk.end)
+        case .newest:
+            if chunk.end < cut { return chunk }
+            if chunk.start >= cut { return nil }
+            let last = try Row.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT created_at, message_id FROM message WHERE channel_url = ? AND (created_at, message_id) < (?, ?)
+                        AND (created_at, message_id) >= (?, ?) ORDER BY created_at DESC, message_id DESC LIMIT 1
+                        """),
+                arguments: [chunk.channelURL, cut.createdAt, cut.messageId, chunk.start.createdAt, chunk.start.messageId])
+            guard let last else { return nil }
+            return Chunk(channelURL: chunk.channelURL, start: chunk.start, end: MessageKey(createdAt: last[0], messageId: last[1]))
+        }
+    }
+
+    /// Gives free pages back to the file system, at most `pages` of them, keeping a
+    /// reserve of `reserve` for the next writes (incremental vacuum; a cache created
+    /// before schema 3 has none, and reuses its free pages instead).
+    func releaseFreePages(reserve: Int, atMost pages: Int) throws {
+        try write { db in
+            let free = try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
+            let release = min(free - reserve, pages)
+            guard release > 0 else { return }
+            try db.execute(sql: "PRAGMA incremental_vacuum(\(release))")
+        }
+    }
+
+    /// The number of cached succeeded messages (all channels).
+    func messageCount() throws -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM message") ?? 0 }
+    }
+}

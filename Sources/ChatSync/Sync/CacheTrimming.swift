@@ -1,0 +1,47 @@
+/// When the cache is due for trimming to ``SyncManagerOptions/messageStoreCapacity``.
+///
+/// Counting a large cache costs a scan, so the engine counts only when a trim runs and
+/// in between adds up what it writes (an upper bound: an edit counts as a new row). A
+/// trim becomes due once `slack` messages were written since the last count and the
+/// cache may be over its capacity: the count is paid once per `slack` writes, and the
+/// cache holds at most `capacity + slack` messages beyond what open views protect.
+struct CacheTrimming {
+    /// The most messages to keep; `nil`: unlimited.
+    let capacity: Int?
+    /// Messages cached at the last count, after that trim's evictions; `nil` before the first.
+    private(set) var counted: Int?
+    /// Messages written since that count.
+    private(set) var written = 0
+    /// A trim is running: what is written meanwhile counts towards the next one.
+    private(set) var isRunning = false
+
+    init(capacity: Int?) { self.capacity = capacity }
+
+    /// How far past the capacity the cache may grow before a trim: a tenth of it.
+    var slack: Int { max((capacity ?? 0) / 10, 1) }
+
+    /// Messages were written; answers whether a trim should start now.
+    mutating func noteWritten(_ count: Int) -> Bool {
+        guard let capacity, count > 0 else { return false }
+        written += count
+        guard !isRunning, let counted else { return false }
+        return written >= slack && counted + written > capacity && begin()
+    }
+
+    /// Marks a trim as running; answers `false` when one runs already (or nothing is capped).
+    mutating func begin() -> Bool {
+        guard capacity != nil, !isRunning else { return false }
+        isRunning = true
+        written = 0
+        return true
+    }
+
+    /// The trim ended with `remaining` messages cached (`nil`: it could not count);
+    /// answers whether another is due at once (enough was written while it ran).
+    mutating func finish(remaining: Int?) -> Bool {
+        isRunning = false
+        guard let capacity, let remaining else { return false }
+        counted = remaining
+        return written >= slack && remaining + written > capacity
+    }
+}

@@ -1,0 +1,189 @@
+import ChatSyncTesting
+import Foundation
+import GRDB
+import Testing
+
+@testable import ChatSync
+
+/// `messageStoreCapacity`: the cache is trimmed in the background to its capacity,
+/// least useful messages first, without ever lying about what it holds.
+@Suite("Eviction")
+struct EvictionTests {
+    static let capacity = 200
+
+    /// A harness whose cache keeps `capacity` messages, with channels `a` and `b` of `each`
+    /// messages on the server besides "general".
+    private func harness(each: Int, path: String? = nil, capacity: Int? = capacity) async throws -> Harness {
+        let harness = try await Harness.make(databasePath: path) {
+            $0.messageCollectionCapacity = 200
+            $0.messageStoreCapacity = capacity
+            $0.syncBatchSize = 50
+        }
+        for channelURL in ["a", "b"] {
+            try await harness.server.createChannel(channelURL, members: ["alice", "bob"], name: channelURL)
+            for index in 0..<each { try await harness.server.post(.text("\(channelURL)\(index)"), from: "bob", to: channelURL) }
+        }
+        await harness.online()
+        return harness
+    }
+
+    /// Opens a collection on `channelURL`, scrolls back to its first message, closes it;
+    /// answers what it showed.
+    @discardableResult
+    private func browse(_ harness: Harness, _ channelURL: String, pages: Int = .max) async throws -> [Message] {
+        let collection = try await harness.manager.messageCollection(channelURL: channelURL, limit: 50)
+        var fetched = 0
+        while fetched < pages, try await collection.fetchSucceededMessages(.previous) { fetched += 1 }
+        let shown = await collection.succeededMessages
+        await collection.remove()
+        await harness.settle()
+        return shown
+    }
+
+    private func cachedCount(_ harness: Harness) throws -> Int { try harness.manager.engine.store.messageCount() }
+
+    /// Every complete range holds every message the server has inside it.
+    private func expectChunksAreTrue(
+        _ harness: Harness, _ channelURL: String, sourceLocation: SourceLocation = #_sourceLocation
+    )
+        async throws
+    {
+        let store = harness.manager.engine.store
+        for chunk in try store.chunks(channelURL: channelURL) {
+            for message in await harness.server.messages(in: channelURL) where chunk.contains(message.sortKey) {
+                #expect(
+                    try store.message(channelURL: channelURL, messageId: message.messageId) != nil,
+                    "range \(chunk.start)...\(chunk.end) of \(channelURL) claims \(message.messageId), which is not cached",
+                    sourceLocation: sourceLocation)
+            }
+        }
+    }
+
+    @Test func aCapacityBelowTheCollectionCapacityIsRefusedAtInit() async throws {
+        var options = SyncManagerOptions()
+        options.messageStoreCapacity = 199
+        let server = SimulatedChatServer()
+        await #expect {
+            _ = try await SyncManager(userId: "alice", service: server.service(for: "alice"), databasePath: nil, options: options)
+        } throws: { ($0 as? SyncManagerError)?.code == .invalidParameter }
+    }
+
+    @Test func closedChannelsAreTrimmedAndScrollingBackResyncsEveryMessageOnce() async throws {
+        let harness = try await harness(each: 300)
+        try await browse(harness, "a")
+        try await browse(harness, "b")
+        #expect(try cachedCount(harness) <= Self.capacity, "trimmed to the capacity once nothing protects the rest")
+        try await expectChunksAreTrue(harness, "a")
+        try await expectChunksAreTrue(harness, "b")
+        // Scrolled back to its first message again, the view's window is the oldest 200.
+        let shown = try await browse(harness, "a")
+        #expect(shown.map(\.messageId) == (await harness.server.messages(in: "a")).prefix(200).map(\.messageId))
+        let all = try await harness.manager.messageCollection(channelURL: "a", limit: 50)
+        try await all.resetViewpointTimestamp(0)
+        while try await all.fetchSucceededMessages(.next) {}
+        let ids = await all.succeededMessages.map(\.messageId)
+        let server = await harness.server.messages(in: "a").map(\.messageId)
+        #expect(ids == Array(server.suffix(ids.count)) && ids.count >= 200, "contiguous, each once: \(ids.count)")
+        await all.remove()
+        await harness.settle()
+        try await expectChunksAreTrue(harness, "a")
+        await harness.manager.close()
+    }
+
+    @Test func openViewsTheOutboxAndQueuedWritesAreNeverEvicted() async throws {
+        let harness = try await harness(each: 300)
+        let open = try await harness.manager.messageCollection(channelURL: "a", limit: 50)
+        for _ in 0..<3 { _ = try await open.fetchSucceededMessages(.previous) }
+        let window = await open.succeededMessages
+        await harness.server.setOnline(false, for: "alice")
+        await harness.settle()
+        let queued = try await harness.manager.sendMessage(.text("waiting"), channelURL: "b")
+        await harness.server.setOnline(true, for: "alice")
+        await harness.settle()
+        try await browse(harness, "b")
+        try await browse(harness, Harness.channel)
+        let store = harness.manager.engine.store
+        for message in window {
+            #expect(try store.message(channelURL: "a", messageId: message.messageId) != nil, "the open view's \(message.messageId)")
+        }
+        #expect(await open.succeededMessages == window)
+        #expect(try harness.outbox().isEmpty || harness.outbox().map(\.reqId) == [queued.reqId])
+        #expect(await harness.server.messages(in: "b").contains { $0.reqId == queued.reqId }, "the queued message was sent")
+        await open.remove()
+        await harness.manager.close()
+    }
+
+    @Test func offlineAnEvictedChannelServesOnlyWhatIsCachedAndSaysSo() async throws {
+        let harness = try await harness(each: 300)
+        try await browse(harness, "a")
+        try await browse(harness, "b")
+        await harness.manager.pauseSync()
+        let collection = try await harness.manager.messageCollection(channelURL: "a", limit: 50)
+        var hasMore = true
+        for _ in 0..<10 where hasMore { hasMore = try await collection.fetchSucceededMessages(.previous) }
+        let shown = await collection.succeededMessages.map(\.messageId)
+        let server = await harness.server.messages(in: "a").map(\.messageId)
+        #expect(hasMore, "the cache lacks the oldest messages: the end is not claimed")
+        #expect(shown == Array(server.suffix(shown.count)), "a contiguous run up to the newest, nothing skipped")
+        #expect(shown.count < server.count)
+        await collection.remove()
+        await harness.manager.close()
+    }
+
+    @Test func theCapacityIsEnforcedAtOpen() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        var harness = try await harness(each: 300, path: dir.path("cache.sqlite"), capacity: nil)
+        try await browse(harness, "a")
+        try await browse(harness, "b")
+        #expect(try cachedCount(harness) >= 600)
+        await harness.manager.close()
+        harness.options.messageStoreCapacity = Self.capacity
+        try await harness.reopen()
+        await harness.settle()
+        #expect(try cachedCount(harness) <= Self.capacity)
+        try await expectChunksAreTrue(harness, "a")
+        try await expectChunksAreTrue(harness, "b")
+        await harness.manager.close()
+    }
+
+    @Test func theFileStopsGrowingOnceTrimmed() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        let path = dir.path("cache.sqlite")
+        let harness = try await harness(each: 0, path: path)
+        let mode = try harness.manager.engine.store.read { try Int.fetchOne($0, sql: "PRAGMA auto_vacuum") }
+        #expect(mode == 2, "a new cache is created with incremental vacuum")
+        var sizes: [Int] = []
+        for round in 0..<4 {
+            for index in 0..<6 {
+                let channelURL = "r\(round)-\(index)"
+                try await harness.server.createChannel(channelURL, members: ["alice", "bob"], name: channelURL)
+                for text in 0..<120 {
+                    try await harness.server.post(.text(String(repeating: "x", count: 200) + "\(text)"), from: "bob", to: channelURL)
+                }
+                try await browse(harness, channelURL)
+            }
+            _ = try harness.manager.engine.store.read { try $0.checkpoint(.truncate) }
+            sizes.append(((try FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int) ?? 0)
+        }
+        #expect(try cachedCount(harness) <= Self.capacity)
+        #expect(sizes[3] <= sizes[0] + sizes[0] / 4, "the file stays bounded: \(sizes)")
+        await harness.manager.close()
+    }
+
+    /// The range a page claims from an exclusive anchor shrinks to the page's own
+    /// messages when the anchor left the cache while the request was out.
+    @Test func aRangeNeverVouchesForAnEvictedAnchor() {
+        func key(_ at: Int64) -> MessageKey { MessageKey(createdAt: at, messageId: at) }
+        let claimed = Chunk(channelURL: "c", start: key(1), end: key(10))
+        let batch = [3, 5, 7].map { makeMessage(Int64($0), at: Int64($0)) }
+        let cached = [Chunk(channelURL: "c", start: key(10), end: key(20))]
+        #expect(SyncEngine.provable(claimed, batch: batch, vouchedEdge: key(10), chunks: cached) == claimed)
+        #expect(SyncEngine.provable(claimed, batch: batch, vouchedEdge: key(10), chunks: [])?.end == key(7))
+        let newer = Chunk(channelURL: "c", start: key(1), end: key(9))
+        #expect(SyncEngine.provable(newer, batch: batch, vouchedEdge: key(1), chunks: [])?.start == key(3))
+        #expect(SyncEngine.provable(claimed, batch: [], vouchedEdge: key(10), chunks: []) == nil)
+        #expect(SyncEngine.provable(claimed, batch: batch, vouchedEdge: nil, chunks: []) == claimed)
+    }
+}
