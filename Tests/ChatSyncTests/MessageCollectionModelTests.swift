@@ -20,7 +20,12 @@ struct MessageCollectionModelTests {
         // Alice's own edits and deletions, from a generator of their own so that the other
         // steps of each seed stay what they were.
         var writes = SeededGenerator(seed: seed &+ 6_000_000)
+        // A small cache in three schedules of four, drawn apart too: evictions then run
+        // beside the views (beyond their windows) while they fetch and follow the channel.
+        var capacities = SeededGenerator(seed: seed &+ 8_000_000)
+        let capacity = Int.random(in: 0..<4, using: &capacities) == 0 ? nil : 200
         let harness = try await Harness.make(seed: seed) {
+            $0.messageStoreCapacity = capacity
             $0.syncBatchSize = Int.random(in: 1...12, using: &random)
             $0.hugeGapThreshold = 25
             $0.messageCollectionCapacity = 200

@@ -61,14 +61,19 @@ struct SoakTests {
         var network = SeededGenerator(seed: seed &+ 2_000_000)
         var paths = SeededGenerator(seed: seed &+ 3_000_000)
         var writes = SeededGenerator(seed: seed &+ 4_000_000)
+        // The small cache and the browsed channels (issue 16), from a generator of their own.
+        var browsing = SeededGenerator(seed: seed &+ 7_000_000)
+        let capacity = Self.capacity(using: &browsing)
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
         let attachment = try makeAttachment(in: dir)
         let policy = MessageResendPolicy.allCases.randomElement(using: &random)!
         var harness = try await Harness.make(seed: seed, databasePath: dir.path("cache.sqlite")) {
             $0.applyScheduleSettings(policy: policy, using: &random)
+            $0.messageStoreCapacity = capacity
         }
         let server = harness.server
+        try await createBrowsedChannels(server, random: &browsing)
         for channelURL in Self.channels.dropFirst() {
             try await server.createChannel(channelURL, members: ["alice", "bob", "carol"], name: channelURL)
         }
@@ -184,6 +189,9 @@ struct SoakTests {
             // app closed mid-upload), from a generator of their own too.
             if Int.random(in: 0..<6, using: &writes) == 0 {
                 try await writeRace(&harness, &subjects, attachment: attachment, random: &writes, state: &state)
+            }
+            if Int.random(in: 0..<3, using: &browsing) == 0 {
+                try await browse(harness, random: &browsing, state: &state, context: context(step, state.log))
             }
             var plan = state.faulty ? FaultPlan(failRequestRate: 0.2, loseResponseRate: 0.2) : FaultPlan()
             plan.permanentErrorTexts = badTexts

@@ -28,6 +28,13 @@ struct CacheTrimming {
         return written >= slack && counted + written > capacity && begin()
     }
 
+    /// The cache may hold more than its capacity (what open views protected at the last
+    /// trim, or what was written since).
+    var mayBeOver: Bool {
+        guard let capacity, let counted else { return false }
+        return counted + written > capacity
+    }
+
     /// Marks a trim as running; answers `false` when one runs already (or nothing is capped).
     mutating func begin() -> Bool {
         guard capacity != nil, !isRunning else { return false }

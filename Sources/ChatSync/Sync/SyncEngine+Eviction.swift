@@ -25,6 +25,11 @@ extension SyncEngine {
         if trimming.begin() { runTrim() }
     }
 
+    /// A view closed: what it protected may go, if the cache is over its capacity.
+    func trimAfterViewClosed() {
+        if trimming.mayBeOver, trimming.begin() { runTrim() }
+    }
+
     private func runTrim() {
         runInBackground { engine in await engine.trimCache() }
     }

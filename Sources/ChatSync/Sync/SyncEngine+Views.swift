@@ -36,7 +36,9 @@ extension SyncEngine {
     func removeView(_ id: Int) {
         guard let view = views.removeValue(forKey: id) else { return }
         view.finish()
-        if !isClosed { noteViewed(view.channelURL) }
+        guard !isClosed else { return }
+        noteViewed(view.channelURL)
+        trimAfterViewClosed()
     }
 
     func setHandler(_ handler: (any MessageCollectionHandler)?, for id: Int) {

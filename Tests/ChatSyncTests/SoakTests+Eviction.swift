@@ -1,0 +1,73 @@
+import ChatSyncTesting
+import Testing
+
+@testable import ChatSync
+
+/// The soak with a small cache and many channels: alice browses channels she has no
+/// collection open on, so that trims evict them (and parts of the open ones) between
+/// her visits, and every visit must still show each message once, with no gap, and
+/// say `hasMore` honestly.
+extension SoakTests {
+    static let browsedChannels = (0..<6).map { "browsed\($0)" }
+
+    /// The cache capacity of a schedule: 200 (the least allowed) in three of four.
+    static func capacity(using random: inout SeededGenerator) -> Int? {
+        Int.random(in: 0..<4, using: &random) == 0 ? nil : 200
+    }
+
+    /// Channels beside the three the soak keeps open, each with a history.
+    func createBrowsedChannels(_ server: SimulatedChatServer, random: inout SeededGenerator) async throws {
+        for channelURL in Self.browsedChannels {
+            try await server.createChannel(channelURL, members: ["alice", "bob", "carol"], name: channelURL)
+            for index in 0..<Int.random(in: 10...80, using: &random) {
+                try await server.post(.text("b\(index)"), from: Self.senders.randomElement(using: &random)!, to: channelURL)
+            }
+        }
+    }
+
+    /// Opens a collection on a browsed channel, scrolls back a few pages, checks it,
+    /// closes it; then checks that the cache is within its capacity.
+    func browse(_ harness: Harness, random: inout SeededGenerator, state: inout SoakState, context: String) async throws {
+        let channelURL = Self.browsedChannels.randomElement(using: &random)!
+        for index in 0..<Int.random(in: 0...12, using: &random) {
+            try await harness.server.post(.text("n\(index)"), from: Self.senders.randomElement(using: &random)!, to: channelURL)
+        }
+        // Their events reach alice before the collection opens (a handler hears only what follows it).
+        await harness.settle()
+        let filter = Int.random(in: 0..<4, using: &random) == 0 ? MessageFilter(senderIds: ["carol"]) : MessageFilter()
+        let pages = Int.random(in: 1...12, using: &random)
+        state.log.append("browse \(channelURL) \(pages) pages")
+        let model = try await ModelSubject.open(harness.manager, channelURL: channelURL, filter: filter, limit: 8)
+        var hasMore = true
+        for _ in 0..<pages where hasMore { hasMore = try await model.collection.fetchSucceededMessages(.previous) }
+        await harness.settle()
+        let shown = await checkInvariants(model.collection, model.recorder, context: context)
+        let truth = await harness.server.messages(in: channelURL).filter(filter.matches)
+        if state.online && state.running {
+            let expected = serverRange(truth, filter, from: shown.first, to: shown.last)
+            #expect(
+                shown.map(\.messageId) == expected.map(\.messageId), "browsing \(channelURL): a hole or a stray after eviction: \(context)")
+        }
+        // `false` is a promise that nothing older exists (no browsed message is ever deleted).
+        if !hasMore {
+            let oldestShown = shown.first?.sortKey ?? .max
+            #expect(!truth.contains { $0.sortKey < oldestShown }, "browsing \(channelURL): hasMore false with older messages: \(context)")
+        }
+        await model.collection.remove()
+        await harness.settle()
+        guard let capacity = harness.options.messageStoreCapacity else { return }
+        // Only the soak's open collections protect messages now (their channels at most).
+        let store = harness.manager.engine.store
+        var protected = 0
+        for open in Self.channels { protected += try store.countMessages(channelURL: open, after: .min, before: .max) }
+        let total = try store.messageCount()
+        #expect(total <= max(capacity, protected) + capacity / 10, "the cache holds \(total) of \(capacity): \(context)")
+        for browsed in Self.browsedChannels {
+            for chunk in try store.chunks(channelURL: browsed) {
+                let inside = try store.countMessages(channelURL: browsed, after: chunk.start, before: chunk.end)
+                let onServer = await harness.server.messages(in: browsed).filter { chunk.start < $0.sortKey && $0.sortKey < chunk.end }
+                #expect(inside == onServer.count, "a complete range of \(browsed) lacks messages after eviction: \(context)")
+            }
+        }
+    }
+}
