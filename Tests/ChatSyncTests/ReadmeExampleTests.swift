@@ -101,4 +101,18 @@ struct ReadmeExampleTests {
         await manager.close()  // every later call throws .closed
         // README-END
     }
+
+    @Test func boundedCache() async throws {
+        let service = SimulatedChatServer().service(for: "alice")
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        let path = dir.path("cache.sqlite")
+        // README-BEGIN capacity
+        var options = SyncManagerOptions()
+        options.messageStoreCapacity = 100_000  // about 100,000 cached messages, all channels together
+        let manager = try await SyncManager(userId: "alice", service: service, databasePath: path, options: options)
+        // README-END
+        #expect(manager.options.messageStoreCapacity == 100_000)
+        await manager.close()
+    }
 }

@@ -45,6 +45,12 @@ final class RawSQLite {
             sqlite3_reset(pointer)
         }
 
+        /// Steps once and reads the first column as an integer (a `COUNT(*)`).
+        func readInt() -> Int {
+            defer { sqlite3_reset(pointer) }
+            return sqlite3_step(pointer) == SQLITE_ROW ? Int(sqlite3_column_int64(pointer, 0)) : 0
+        }
+
         /// Steps through every row, reading the columns a message page needs; answers the row count.
         func readRows(columns: Int32) -> Int {
             var rows = 0

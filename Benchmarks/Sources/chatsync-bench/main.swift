@@ -19,6 +19,14 @@ if let index = arguments.firstIndex(of: "--memory-probe"), index + 1 < arguments
     exit(0)
 }
 
+if let index = arguments.firstIndex(of: "--channel-list-probe"), index + 1 < arguments.count {
+    // Child process of scenario 8d: page a channel list, print the peak resident memory.
+    resetPeakResidentMemory()
+    try await Scenarios.pageChannelList(file: arguments[index + 1])
+    print(peakResidentKilobytes())
+    exit(0)
+}
+
 let quick = arguments.contains("--quick")
 let sizes = quick ? Sizes.quick : Sizes()
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chatsync-bench-\(getpid())")
@@ -26,7 +34,8 @@ try FileManager.default.createDirectory(at: directory, withIntermediateDirectori
 defer { try? FileManager.default.removeItem(at: directory) }
 let scenarios = Scenarios(sizes: sizes, directory: directory)
 
-// `--only NAME` runs one scenario (ingest, first-page, scroll, send, relaunch, memory), for profiling.
+// `--only NAME` runs one scenario (ingest, first-page, scroll, send, relaunch, memory,
+// bounded-ingest, channel-list), for profiling.
 let only = arguments.firstIndex(of: "--only").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
 func wanted(_ name: String) -> Bool { only == nil || only == name }
 var results: [Result] = []
@@ -36,6 +45,8 @@ if wanted("scroll") { results.append(try await scenarios.scroll()) }
 if wanted("send") { results += try await scenarios.send() }
 if wanted("relaunch") { results.append(try await scenarios.relaunch()) }
 if wanted("memory") { results.append(try await scenarios.memory(executable: URL(fileURLWithPath: arguments[0]).path)) }
+if wanted("bounded-ingest") { results.append(try await scenarios.boundedIngest()) }
+if wanted("channel-list") { results += try await scenarios.channelList(executable: URL(fileURLWithPath: arguments[0]).path) }
 
 let date = ISO8601DateFormatter().string(from: Date()).prefix(10)
 print("ChatSync benchmarks, \(date), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(quick ? "quick run" : "full run")\n")

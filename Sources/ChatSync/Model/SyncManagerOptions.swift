@@ -43,9 +43,15 @@ public struct SyncManagerOptions: Sendable {
     /// More missing messages than this between a view and the server's newest
     /// makes a collection report a huge gap instead of syncing them all.
     public var hugeGapThreshold: Int = 300
-    /// The most succeeded messages to keep in the cache; `nil` keeps all.
+    /// About how many succeeded messages the cache keeps, all channels together; `nil`
+    /// keeps all.
     ///
-    /// Not enforced yet: the value is validated, but this version never trims the cache.
+    /// Enforced at open and while running by a background trim in bounded steps: the
+    /// cache may exceed it by a tenth (the slack between trims) and by what open
+    /// collections show. Closed channels viewed least lately lose their oldest messages
+    /// first; pending and failed messages and the messages of open views are never
+    /// evicted, and scrolling back into an evicted range fetches it again. See
+    /// Docs/Guarantees.md, "Bounded cache".
     public var messageStoreCapacity: Int?
     /// The clock every wait goes through; tests inject a test clock.
     public var clock: any Clock<Duration> = ContinuousClock()

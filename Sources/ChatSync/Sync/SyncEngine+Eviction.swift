@@ -66,7 +66,8 @@ extension SyncEngine {
             let reserve = max(256, trimming.slack / 10)
             try store.releaseFreePages(reserve: reserve, atMost: 4_096)
         } catch {
-            logger.error("trimming the cache failed: \(error)")
+            // A manager closed mid-trim ends it; the next open trims again.
+            if !isClosed { logger.error("trimming the cache failed: \(error)") }
         }
     }
 

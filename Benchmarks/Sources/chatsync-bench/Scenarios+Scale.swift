@@ -1,0 +1,205 @@
+import ChatSync
+import ChatSyncTesting
+import Foundation
+
+// Scenarios 7 and 8: a bounded cache under a long ingest, and a channel list over a
+// cache of many channels (issue 16).
+
+extension Sizes {
+    /// Scenario 7: messages ingested, across how many channels, and the capacity.
+    var boundedIngest: (messages: Int, channels: Int, capacity: Int) {
+        self.ingest == Sizes.quick.ingest ? (20_000, 10, 2_000) : (1_000_000, 100, 100_000)
+    }
+
+    /// Scenario 8: the small and the large channel caches, and the timed runs.
+    var channelList: (small: Int, large: Int, runs: Int) {
+        self.ingest == Sizes.quick.ingest ? (1_000, 10_000, 5) : (1_000, 100_000, 20)
+    }
+}
+
+extension Scenarios {
+    // MARK: 7. Bounded ingest
+
+    /// Every channel is opened, scrolled back to its first message and closed, as a user
+    /// reading through a year of chats would; once with the cache unlimited, once capped.
+    func boundedIngest() async throws -> Result {
+        let (total, channelCount, capacity) = sizes.boundedIngest
+        let server = SimulatedChatServer()
+        let channels = (0..<channelCount).map { "ingest\($0)" }
+        for channel in channels {
+            try await server.createChannel(channel, members: ["alice", "bob"])
+            for index in 0..<total / channelCount {
+                try await server.post(.text("message \(index): a line of chat of a typical length"), from: "bob", to: channel)
+            }
+        }
+        var times: [Double] = []
+        var files: [Int] = []
+        var counts: [Int] = []
+        for limit in [nil, capacity] {
+            let file = path("bounded-\(limit ?? 0).sqlite")
+            try? FileManager.default.removeItem(atPath: file)
+            var options = SyncManagerOptions()
+            options.messageStoreCapacity = limit
+            let manager = try await SyncManager(
+                userId: "alice", service: server.service(for: "alice"), databasePath: file, options: options)
+            await manager.resumeSync()
+            times.append(
+                try await measure {
+                    for channel in channels {
+                        let collection = try await manager.messageCollection(channelURL: channel, limit: 100)
+                        while try await collection.fetchSucceededMessages(.previous) {}
+                        await collection.remove()
+                    }
+                })
+            await manager.close()
+            let database = try RawSQLite(path: file)
+            let count = try database.prepare("SELECT COUNT(*) FROM message")
+            counts.append(count.readInt())
+            files.append(((try? FileManager.default.attributesOfItem(atPath: file)[.size]) as? Int) ?? 0)
+        }
+        let megabytes = files.map { Double($0) / 1_048_576 }
+        let bounded = Double(counts[1]) <= Double(capacity) * 1.2
+        return Result(
+            scenario:
+                "7. ingest \(total.formatted()) messages over \(channelCount) channels, capacity \(capacity.formatted()) vs unlimited",
+            ours: String(
+                format: "%@, %.0f MB, %@ kept", format(times[1]), megabytes[1], counts[1].formatted()),
+            baseline: String(format: "unlimited: %@, %.0f MB, %@ kept", format(times[0]), megabytes[0], counts[0].formatted()),
+            ratio: ratio(times[1], times[0]), target: "≤ 1.1× time; file and rows bounded",
+            met: times[1] <= 1.1 * times[0] && bounded && files[1] < files[0])
+    }
+
+    // MARK: 8. Channel list at scale
+
+    func channelList(executable: String) async throws -> [Result] {
+        let (small, large, runs) = sizes.channelList
+        let file = path("channels-\(large).sqlite")
+        try await CacheBuilder.buildChannels(at: file, count: large)
+        // The channels at the bottom of the list get a message during the runs, on a server
+        // that knows only them.
+        let server = SimulatedChatServer()
+        let bottom = (0..<runs).map { CacheBuilder.channelURL($0) }
+        for channel in bottom { try await server.createChannel(channel, members: ["alice", "bob"]) }
+        await server.advanceClock(by: Int64(large) * 1_000)  // its messages are newer than every cached channel
+
+        var firstPages: [Double] = []
+        var nextPages: [Double] = []
+        for _ in 0..<runs {
+            let manager = try await SyncManager(userId: "alice", service: server.service(for: "alice"), databasePath: file)
+            var list: ChannelCollection?
+            firstPages.append(
+                try await measure {
+                    list = try await manager.channelCollection(query: ChannelListQuery(limit: 50))
+                    _ = try await list!.fetch()
+                })
+            for _ in 0..<5 { nextPages.append(try await measure { _ = try await list!.fetch() }) }
+            guard await list!.channels.count == 300 else { throw BenchError("the list paged \(await list!.channels.count), not 300") }
+            await manager.close()
+        }
+
+        // A new message lifts a channel from the bottom of 100,000 to the top of the open list.
+        let manager = try await SyncManager(userId: "alice", service: server.service(for: "alice"), databasePath: file)
+        await manager.resumeSync()
+        let list = try await manager.channelCollection(query: ChannelListQuery(limit: 50))
+        var events = list.events.makeAsyncIterator()
+        _ = try await list.fetch()
+        while let event = await events.next() {  // the first page's events
+            if case .channels(.insert, let channels) = event, channels.count == 50 { break }
+        }
+        var moves: [Double] = []
+        for channel in bottom {
+            moves.append(
+                try await measure {
+                    try await server.post(.text("up"), from: "bob", to: channel)
+                    while let event = await events.next() {
+                        if case .channels(_, let channels) = event, channels.first?.channelURL == channel { break }
+                    }
+                })
+        }
+        guard await list.channels.first?.channelURL == bottom.last else { throw BenchError("the moved channel is not on top") }
+        await manager.close()
+
+        var peaks: [Int] = []
+        for count in [small, large] {
+            let probeFile = path("channels-probe-\(count).sqlite")
+            try await CacheBuilder.buildChannels(at: probeFile, count: count)
+            peaks.append(try runProbe(executable, "--channel-list-probe", probeFile))
+        }
+        let growth = Double(peaks[1] - peaks[0]) / 1024
+        let first = Sample(values: firstPages)
+        let next = Sample(values: nextPages)
+        let move = Sample(values: moves)
+        let cached = "\(large.formatted()) cached channels"
+        return [
+            Result(
+                scenario: "8a. channel list, first page of 50 (open + fetch), \(cached)", ours: format(first.median),
+                baseline: "", ratio: "", target: "≤ 5 ms", met: first.median <= 5_000),
+            Result(
+                scenario: "8b. channel list, each next page of 50, \(cached)", ours: format(next.median), baseline: "",
+                ratio: "", target: "≤ 2 ms", met: next.median <= 2_000),
+            Result(
+                scenario: "8c. a new message moves a channel from the bottom to the top (post to event, simulator included)",
+                ours: String(format: "%@ (p99 %@)", format(move.median), format(move.p99)), baseline: "", ratio: "",
+                target: "≤ 1 ms", met: move.median <= 1_000),
+            Result(
+                scenario: "8d. peak memory of a list paged 11 times, \(small.formatted()) vs \(large.formatted()) cached channels",
+                ours: String(format: "%.1f MB vs %.1f MB (growth %.1f MB)", Double(peaks[0]) / 1024, Double(peaks[1]) / 1024, growth),
+                baseline: "", ratio: "", target: "growth ≤ 10 MB", met: growth <= 10),
+        ]
+    }
+
+    /// Runs this executable as a child with `arguments` and reads the peak memory it prints.
+    func runProbe(_ executable: String, _ arguments: String...) throws -> Int {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        process.waitUntilExit()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        guard process.terminationStatus == 0, let kilobytes = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw BenchError("the probe \(arguments.first ?? "") failed: \(text)")
+        }
+        return kilobytes
+    }
+
+    /// The child of scenario 8d: open a list on `file`, page it 11 times.
+    static func pageChannelList(file: String) async throws {
+        let manager = try await SyncManager(userId: "alice", service: SimulatedChatServer().service(for: "alice"), databasePath: file)
+        let list = try await manager.channelCollection(query: ChannelListQuery(limit: 50))
+        for _ in 0..<11 { _ = try await list.fetch() }
+        await manager.close()
+    }
+}
+
+extension CacheBuilder {
+    /// The URL of the `index`-th channel; the higher the index, the more recent the channel.
+    static func channelURL(_ index: Int) -> String { "channel-\(index)" }
+
+    /// A cache of `count` channels without messages, created one second apart.
+    static func buildChannels(at path: String, count: Int) async throws {
+        try? FileManager.default.removeItem(atPath: path)
+        let manager = try await SyncManager(userId: "alice", service: SimulatedChatServer().service(for: "alice"), databasePath: path)
+        await manager.close()
+        let database = try RawSQLite(path: path)
+        let insert = try database.prepare(
+            """
+            INSERT INTO channel (channel_url, name, custom_type, data, member_ids, created_at, updated_at, last_message,
+                                 last_activity_at, is_frozen)
+            VALUES (?, ?, '', '', '["alice","bob"]', ?, ?, NULL, ?, 0)
+            """)
+        try database.exec("BEGIN")
+        for index in 0..<count {
+            let time = epoch + Int64(index) * 1_000
+            insert.bind(1, channelURL(index))
+            insert.bind(2, "Channel \(index)")
+            insert.bind(3, time)
+            insert.bind(4, time)
+            insert.bind(5, time)
+            try insert.run()
+        }
+        try database.exec("COMMIT")
+        try database.exec("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+}
