@@ -44,6 +44,19 @@ extension ChannelCollectionTests {
             created += 1
         }
         for _ in 0..<Int.random(in: 0...8, using: &random) { try await create() }
+        // Many channels in a third of the schedules (issue 16), from a generator of their own:
+        // with pages of 1 to 5 the list pages by keyset through dozens of pages, while the
+        // steps move, rename and remove channels across the loaded part's boundary.
+        var scale = SeededGenerator(seed: seed &+ 9_000_000)
+        if Int.random(in: 0..<3, using: &scale) == 0 {
+            for _ in 0..<Int.random(in: 30...150, using: &scale) {
+                try await harness.server.createChannel(
+                    "c\(created)", members: ["alice", "bob"], name: "n\(Int.random(in: 0...50, using: &scale))",
+                    customType: Bool.random(using: &scale) ? "team" : "")
+                if Bool.random(using: &scale) { try await harness.server.post(.text("m"), from: "bob", to: "c\(created)") }
+                created += 1
+            }
+        }
         // A quarter of the schedules open the list and fetch before the first connection,
         // as an app at launch does: the cache answers (nothing), and the service's first
         // page follows by itself once online.
@@ -109,6 +122,12 @@ extension ChannelCollectionTests {
             #expect(channels == channels.sorted { query.order.sortsBefore($0, $1) }, "seed \(seed): in query order")
             #expect(Set(channels.map(\.channelURL)).count == channels.count, "seed \(seed): no duplicates")
             #expect(channels.allSatisfy(query.matches), "seed \(seed): filtered")
+            // The list is exactly the head of the cache in its order: changes applied in
+            // place never miss a channel the cache holds above the list's end.
+            let cached = try harness.manager.engine.store.channels(matching: query).prefix(channels.count)
+            #expect(
+                channels.map(\.channelURL) == cached.map(\.channelURL),
+                "seed \(seed): the list is the cache's head (\(query)); steps \(log)")
         }
         // Fetching to the end, online, gives every channel the server has for alice (Guarantees: Channel list),
         // however channels moved across the pages' cursor meanwhile.

@@ -10,6 +10,16 @@ enum HistoryEnd: Sendable {
     case newest
 }
 
+/// What a trim knows of the cache when it starts.
+struct EvictionCensus: Sendable {
+    /// Channels that may hold cached messages.
+    var channels: Set<String> = []
+    /// When each channel was last viewed (a rising sequence).
+    var viewed: [String: Int64] = [:]
+    /// The number of cached messages, when counted.
+    var total: Int?
+}
+
 /// What one eviction step did: how many messages left the cache and the channel's
 /// complete ranges after it.
 struct EvictionStep: Sendable {
@@ -18,24 +28,51 @@ struct EvictionStep: Sendable {
 }
 
 extension ChatStore {
-    /// The number of cached succeeded messages per channel, and when each channel was
-    /// last viewed (a rising sequence; channels never viewed are absent).
+    /// The channels that may hold cached messages, when each was last viewed (a rising
+    /// sequence; channels never viewed are absent), and with `exact` the number of cached
+    /// messages.
     ///
-    /// Read on a reader connection of the pool, so counting a large cache holds up
-    /// neither the engine nor its writes.
-    func evictionCensus() throws -> (counts: [String: Int], viewed: [String: Int64]) {
+    /// Without `exact` the channels come from the small tables (ranges, views), so a
+    /// trim costs nothing per cached message; with it they come from the messages
+    /// themselves, which finds rows outside every range too. Read on a reader connection
+    /// of the pool, so counting a large cache holds up neither the engine nor its writes.
+    func evictionCensus(exact: Bool) throws -> EvictionCensus {
         do {
             return try writer.read { db in
-                var counts: [String: Int] = [:]
-                let rows = try Row.fetchCursor(db, sql: "SELECT channel_url, COUNT(*) FROM message GROUP BY channel_url")
-                while let row = try rows.next() { counts[row[0]] = row[1] }
-                var viewed: [String: Int64] = [:]
+                var census = EvictionCensus()
+                if exact {
+                    let rows = try Row.fetchCursor(db, sql: "SELECT channel_url, COUNT(*) FROM message GROUP BY channel_url")
+                    var total = 0
+                    while let row = try rows.next() {
+                        census.channels.insert(row[0])
+                        total += row[1] as Int
+                    }
+                    census.total = total
+                } else {
+                    census.channels = Set(
+                        try String.fetchAll(db, sql: "SELECT channel_url FROM chunk UNION SELECT channel_url FROM channel_use"))
+                }
                 let uses = try Row.fetchCursor(db, sql: "SELECT channel_url, viewed_seq FROM channel_use")
-                while let row = try uses.next() { viewed[row[0]] = row[1] }
-                return (counts, viewed)
+                while let row = try uses.next() { census.viewed[row[0]] = row[1] }
+                return census
             }
         } catch {
             throw Self.mapped(error, while: "counting the cache")
+        }
+    }
+
+    /// The key of the channel's newest cached message after skipping `count` newer ones,
+    /// or `nil` when it holds no more than that.
+    func newestKey(channelURL: String, skipping count: Int) throws -> MessageKey? {
+        try read { db in
+            let statement = try db.cachedStatement(
+                sql: """
+                    SELECT created_at, message_id FROM message WHERE channel_url = ?
+                    ORDER BY created_at DESC, message_id DESC LIMIT 1 OFFSET ?
+                    """)
+            return try Row.fetchOne(statement, arguments: [channelURL, max(count, 0)]).map {
+                MessageKey(createdAt: $0[0], messageId: $0[1])
+            }
         }
     }
 
@@ -126,13 +163,18 @@ extension ChatStore {
         }
     }
 
-    /// Gives free pages back to the file system, at most `pages` of them, keeping a
-    /// reserve of `reserve` for the next writes (incremental vacuum; a cache created
-    /// before schema 3 has none, and reuses its free pages instead).
-    func releaseFreePages(reserve: Int, atMost pages: Int) throws {
+    /// Gives free pages back to the file system, at most `pages` of them, once more than
+    /// a quarter of the file is free (incremental vacuum; a cache created before schema 3
+    /// has none, and reuses its free pages instead).
+    ///
+    /// The quarter stays as a reserve: while messages keep arriving and being trimmed,
+    /// new rows reuse the pages trims free, which costs nothing, whereas vacuuming moves
+    /// pages from the end of the file into the holes, and the file would grow again.
+    func releaseFreePages(atMost pages: Int) throws {
         try write { db in
             let free = try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
-            let release = min(free - reserve, pages)
+            let total = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+            let release = min(free - total / 4, pages)
             guard release > 0 else { return }
             try db.execute(sql: "PRAGMA incremental_vacuum(\(release))")
         }

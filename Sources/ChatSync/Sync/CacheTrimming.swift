@@ -12,8 +12,19 @@ struct CacheTrimming {
     private(set) var counted: Int?
     /// Messages written since that count.
     private(set) var written = 0
+    /// Messages written while a trim runs: they count towards the next one.
+    private var writtenDuringRun = 0
     /// A trim is running: what is written meanwhile counts towards the next one.
     private(set) var isRunning = false
+    /// Trims begun so far: every eighth (the first included) counts the cache exactly.
+    private var runs = 0
+
+    /// Whether the running trim counts the cache rather than trusting ``estimate``.
+    var countsExactly: Bool { counted == nil || (runs - 1) % 8 == 0 }
+
+    /// The most messages the cache can hold now: the last count plus what was written
+    /// since (an edit of a cached message counts too, so this never undercounts).
+    var estimate: Int { (counted ?? 0) + written }
 
     init(capacity: Int?) { self.capacity = capacity }
 
@@ -23,8 +34,12 @@ struct CacheTrimming {
     /// Messages were written; answers whether a trim should start now.
     mutating func noteWritten(_ count: Int) -> Bool {
         guard let capacity, count > 0 else { return false }
+        if isRunning {
+            writtenDuringRun += count  // after the running trim read its total
+            return false
+        }
         written += count
-        guard !isRunning, let counted else { return false }
+        guard let counted else { return false }
         return written >= slack && counted + written > capacity && begin()
     }
 
@@ -39,7 +54,7 @@ struct CacheTrimming {
     mutating func begin() -> Bool {
         guard capacity != nil, !isRunning else { return false }
         isRunning = true
-        written = 0
+        runs += 1
         return true
     }
 
@@ -49,6 +64,8 @@ struct CacheTrimming {
         isRunning = false
         guard let capacity, let remaining else { return false }
         counted = remaining
+        written = writtenDuringRun
+        writtenDuringRun = 0
         return written >= slack && remaining + written > capacity
     }
 }

@@ -3,7 +3,7 @@
 extension SyncEngine {
     /// Messages at most one eviction step removes: one short transaction, so that a
     /// fetch waiting for the engine never waits for more than that.
-    static let evictionStepSize = 500
+    static let evictionStepSize = 2_000
 
     /// The order in which a trim takes messages, least useful first.
     private enum EvictionPass: CaseIterable {
@@ -40,20 +40,23 @@ extension SyncEngine {
         var remaining: Int?
         defer { if trimming.finish(remaining: remaining), !isClosed, trimming.begin() { runTrim() } }
         do {
-            let (counts, viewed) = try await census()
-            var left = counts
-            var total = counts.values.reduce(0, +)
+            // Counting scans the cache, so most trims trust the running estimate (an upper
+            // bound) and take their channels from the small tables; every eighth counts,
+            // and so finds rows outside every range too.
+            let census = try await census(exact: trimming.countsExactly)
+            var total = census.total ?? trimming.estimate
+            // Down to half the slack below the capacity, so that trims come in fewer, larger steps.
+            let target = capacity - trimming.slack / 2
             remaining = total
             // Least recently viewed first; channels never viewed before all others.
-            let order = counts.keys.sorted { (viewed[$0] ?? 0, $0) < (viewed[$1] ?? 0, $1) }
+            let order = census.channels.sorted { (census.viewed[$0] ?? 0, $0) < (census.viewed[$1] ?? 0, $1) }
             for pass in EvictionPass.allCases {
                 for channelURL in order {
-                    for (end, limit, keep) in targets(of: channelURL, in: pass) {
-                        while total > capacity, let have = left[channelURL], have > keep {
+                    for (end, limit) in try targets(of: channelURL, in: pass) {
+                        while total > target {
                             guard !isClosed else { return }
-                            let wanted = min(Self.evictionStepSize, total - capacity, have - keep)
+                            let wanted = min(Self.evictionStepSize, total - target)
                             let removed = try evictStep(channelURL, from: end, count: wanted, limit: limit)
-                            left[channelURL] = have - removed
                             total -= removed
                             remaining = total
                             await Task.yield()  // let fetches and events in between steps
@@ -63,40 +66,44 @@ extension SyncEngine {
                 }
             }
             guard !isClosed else { return }
-            let reserve = max(256, trimming.slack / 10)
-            try store.releaseFreePages(reserve: reserve, atMost: 4_096)
+            try store.releaseFreePages(atMost: 4_096)
         } catch {
             // A manager closed mid-trim ends it; the next open trims again.
             if !isClosed { logger.error("trimming the cache failed: \(error)") }
         }
     }
 
-    /// Counts the cache on a reader connection, off the engine.
-    private nonisolated func census() async throws -> (counts: [String: Int], viewed: [String: Int64]) {
-        try store.evictionCensus()
+    /// The channels that may hold messages and when each was viewed, and with `exact`
+    /// the number of cached messages; read on a reader connection, off the engine.
+    private nonisolated func census(exact: Bool) async throws -> EvictionCensus {
+        try store.evictionCensus(exact: exact)
     }
 
-    /// Where a pass may take a channel's messages from: which end, the key it must not
-    /// reach (exclusive), and how many messages it keeps. Read at each step, as views
+    /// Where a pass may take a channel's messages from: which end, and the key it must not
+    /// reach (exclusive). Read at each step, as views
     /// open and move between steps.
-    private func targets(of channelURL: String, in pass: EvictionPass) -> [(HistoryEnd, MessageKey, Int)] {
+    private func targets(of channelURL: String, in pass: EvictionPass) throws -> [(HistoryEnd, MessageKey)] {
         let open = views(of: channelURL)
         switch pass {
         case .farEndsOfClosedChannels:
-            return open.isEmpty ? [(.oldest, .max, options.syncBatchSize)] : []
+            // Below the newest batch, which a first page would fetch again.
+            guard open.isEmpty, let tail = try store.newestKey(channelURL: channelURL, skipping: options.syncBatchSize - 1) else {
+                return []
+            }
+            return [(.oldest, tail)]
         case .closedChannels:
-            return open.isEmpty ? [(.oldest, .max, 0)] : []
+            return open.isEmpty ? [(.oldest, .max)] : []
         case .beyondOpenWindows:
             guard !open.isEmpty else { return [] }
-            var targets: [(HistoryEnd, MessageKey, Int)] = []
+            var targets: [(HistoryEnd, MessageKey)] = []
             // A view that has not delivered yet reads around its viewpoint: it protects all.
             let lowers = open.map(\.lowerBound)
             if !lowers.contains(nil), let floor = lowers.compactMap({ $0 }).min(), floor > .min {
-                targets.append((.oldest, floor, 0))
+                targets.append((.oldest, floor))
             }
             let uppers = open.map { $0.reachedNewest ? nil : $0.upperBound }
             if !uppers.contains(nil), let ceiling = uppers.compactMap({ $0 }).max(), ceiling < .max {
-                targets.append((.newest, ceiling, 0))
+                targets.append((.newest, ceiling))
             }
             return targets
         }
