@@ -1,6 +1,7 @@
 import ChatSyncTesting
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 
 @testable import ChatSync
@@ -189,5 +190,81 @@ struct EvictionTests {
         #expect(SyncEngine.provable(newer, batch: batch, vouchedEdge: key(1), chunks: [])?.start == key(3))
         #expect(SyncEngine.provable(claimed, batch: [], vouchedEdge: key(10), chunks: []) == nil)
         #expect(SyncEngine.provable(claimed, batch: batch, vouchedEdge: nil, chunks: []) == claimed)
+    }
+
+    /// A collection opened on a channel while a trim is taking that channel's messages
+    /// protects its window from the next step on: each step reads what open views hold
+    /// again (a trim once read it per channel and went on evicting the new window).
+    @Test func aViewOpenedMidTrimIsProtectedFromTheNextStep() async throws {
+        // Room for `a` and `b` whole: the trim that `c` sets off finds all of `a` to take.
+        let harness = try await harness(each: 300, capacity: 700)
+        try await harness.server.createChannel("c", members: ["alice", "bob"], name: "c")
+        for index in 0..<300 { try await harness.server.post(.text("c\(index)"), from: "bob", to: "c") }
+        await harness.settle()
+        try await browse(harness, "a")
+        try await browse(harness, "b")
+        let engine = harness.manager.engine
+        await engine.setEvictionStepSize(5)
+        let opened = Mutex<MessageCollection?>(nil)
+        let manager = harness.manager
+        await engine.setEvictionStepWitness { channelURL in
+            guard channelURL == "a", opened.withLock({ $0 == nil }) else { return }
+            guard let collection = try? await manager.messageCollection(channelURL: "a", limit: 50) else { return }
+            opened.withLock { $0 = collection }
+            for _ in 0..<5 { _ = try? await collection.fetchSucceededMessages(.previous) }
+        }
+        try await browse(harness, "c")  // its pages set off trims, which reach `a` first
+        await harness.settle()
+        let view = try #require(opened.withLock { $0 }, "a trim reached `a` while `c` was browsed")
+        let shown = await view.succeededMessages
+        #expect(shown.count == 200, "a full window (the collection capacity)")
+        let store = engine.store
+        let evicted = try shown.filter { try store.message(channelURL: "a", messageId: $0.messageId) == nil }
+        #expect(evicted.isEmpty, "the open view's messages left the cache: \(evicted.count) of \(shown.count)")
+        await view.remove()
+        await harness.manager.close()
+    }
+
+    /// The trim's accounting: a failed first count does not end trimming, and a cache
+    /// cleared during a trim is not taken for the trim's stale total.
+    @Test func trimAccountingSurvivesAFailedCountAndAClearedCache() {
+        var trimming = CacheTrimming(capacity: 1_000)
+        #expect(trimming.slack == 100)
+        let answer1 = trimming.begin()
+        #expect(answer1)
+        let answer2 = trimming.finish(remaining: nil)
+        #expect(!answer2, "the count failed")
+        let answer3 = trimming.noteWritten(50)
+        #expect(!answer3)
+        let answer4 = trimming.noteWritten(50)
+        #expect(answer4, "never counted: the next slack of writes starts a counting trim")
+        #expect(trimming.countsExactly)
+        trimming.cacheCleared()
+        _ = trimming.noteWritten(10)  // during the run
+        let answer5 = trimming.finish(remaining: 950)
+        #expect(!answer5, "the cleared cache holds only what came since")
+        #expect(trimming.estimate == 10)
+        #expect(!trimming.mayBeOver)
+        let answer6 = trimming.noteWritten(980)
+        #expect(!answer6, "990 written since the clear: within the capacity")
+        let answer7 = trimming.noteWritten(20)
+        #expect(answer7, "1,010: over the capacity, and more than the slack since the count")
+    }
+
+    /// A service page naming a channel twice shows it once (its last state), and the
+    /// events replay to the list.
+    @Test func aChannelNamedTwiceInOneChangeCountsOnce() async {
+        let (stream, continuation) = AsyncStream<ChannelCollectionEvent>.makeStream()
+        let view = ChannelView(id: 0, query: ChannelListQuery(order: .channelNameAlphabetical), continuation: continuation)
+        view.isComplete = true
+        let first = Channel(channelURL: "x", name: "b", createdAt: 1)
+        var renamed = first
+        renamed.name = "a"
+        view.apply([("x", first), ("x", renamed)])
+        continuation.finish()
+        var events: [ChannelCollectionEvent] = []
+        for await event in stream { events.append(event) }
+        #expect(view.channels == [renamed])
+        #expect(events == [.channels(.insert, [renamed])])
     }
 }

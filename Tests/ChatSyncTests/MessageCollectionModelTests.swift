@@ -24,6 +24,7 @@ struct MessageCollectionModelTests {
         // beside the views (beyond their windows) while they fetch and follow the channel.
         var capacities = SeededGenerator(seed: seed &+ 8_000_000)
         let capacity = Int.random(in: 0..<4, using: &capacities) == 0 ? nil : 200
+        let stepSize = Int.random(in: 1...40, using: &capacities)
         let harness = try await Harness.make(seed: seed) {
             $0.messageStoreCapacity = capacity
             $0.syncBatchSize = Int.random(in: 1...12, using: &random)
@@ -31,6 +32,8 @@ struct MessageCollectionModelTests {
             $0.messageCollectionCapacity = 200
             $0.logger = Logger(label: "seed-\(seed)")
         }
+        // Small steps, so that a trim yields often and the views fetch and move between its steps.
+        await harness.manager.engine.setEvictionStepSize(stepSize)
         let server = harness.server
         let senders = ["bob", "carol", "alice"]
         for index in 0..<Int.random(in: 0...150, using: &random) {
@@ -129,6 +132,10 @@ struct MessageCollectionModelTests {
                 let succeeded = await checkInvariants(
                     subject.collection, subject.recorder, context: "seed \(seed) step \(step) \(log.suffix(10))")
                 #expect(succeeded.allSatisfy(subject.filter.matches))
+                // Eviction never takes what an open view shows (Guarantees: Bounded cache).
+                let store = harness.manager.engine.store
+                let evicted = try succeeded.filter { try store.message(channelURL: Harness.channel, messageId: $0.messageId) == nil }
+                #expect(evicted.isEmpty, "seed \(seed) step \(step): an open view's messages left the cache: \(evicted.map(\.messageId))")
                 if online && running {
                     let expected = serverRange(truth, subject.filter, from: succeeded.first, to: succeeded.last)
                     let state = await harness.manager.engine.describeView(subject.collection.id)

@@ -34,6 +34,16 @@ extension SoakTests {
         }
         // Their events reach alice before the collection opens (a handler hears only what follows it).
         await harness.settle()
+        // Half the visits glance at another browsed channel first and leave it at once: the
+        // trim its pages set off is still running, in small steps, while this visit opens and
+        // fetches, so each step must see the new view's window.
+        if Bool.random(using: &random) {
+            let glanced = Self.browsedChannels.randomElement(using: &random)!
+            state.log.append("glance at \(glanced)")
+            let glance = try await harness.manager.messageCollection(channelURL: glanced, limit: 8)
+            for _ in 0..<Int.random(in: 1...6, using: &random) { _ = try await glance.fetchSucceededMessages(.previous) }
+            await glance.remove()
+        }
         let filter = Int.random(in: 0..<4, using: &random) == 0 ? MessageFilter(senderIds: ["carol"]) : MessageFilter()
         let pages = Int.random(in: 1...12, using: &random)
         state.log.append("browse \(channelURL) \(pages) pages")
@@ -42,6 +52,9 @@ extension SoakTests {
         for _ in 0..<pages where hasMore { hasMore = try await model.collection.fetchSucceededMessages(.previous) }
         await harness.settle()
         let shown = await checkInvariants(model.collection, model.recorder, context: context)
+        let store = harness.manager.engine.store
+        let evicted = try shown.filter { try store.message(channelURL: channelURL, messageId: $0.messageId) == nil }
+        #expect(evicted.isEmpty, "browsing \(channelURL): the open view's messages left the cache: \(evicted.map(\.messageId)) \(context)")
         let truth = await harness.server.messages(in: channelURL).filter(filter.matches)
         if state.online && state.running {
             let expected = serverRange(truth, filter, from: shown.first, to: shown.last)
@@ -57,7 +70,6 @@ extension SoakTests {
         await harness.settle()
         guard let capacity = harness.options.messageStoreCapacity else { return }
         // Only the soak's open collections protect messages now (their channels at most).
-        let store = harness.manager.engine.store
         var protected = 0
         for open in Self.channels { protected += try store.countMessages(channelURL: open, after: .min, before: .max) }
         let total = try store.messageCount()

@@ -74,6 +74,8 @@ struct SoakTests {
         }
         let server = harness.server
         try await createBrowsedChannels(server, random: &browsing)
+        // Small trim steps, so that collections open, fetch and move between them.
+        await harness.manager.engine.setEvictionStepSize(Int.random(in: 1...40, using: &browsing))
         for channelURL in Self.channels.dropFirst() {
             try await server.createChannel(channelURL, members: ["alice", "bob", "carol"], name: channelURL)
         }

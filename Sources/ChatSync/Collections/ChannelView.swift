@@ -93,7 +93,10 @@ final class ChannelView {
         var moved: [Channel] = []
         var inserted: [Channel] = []
         var updated: [Channel] = []
-        for (channelURL, now) in changes {
+        // A channel named twice (a service page may repeat one) counts once, as its last state.
+        var seen: Set<String> = []
+        let unique = changes.reversed().filter { seen.insert($0.channelURL).inserted }.reversed()
+        for (channelURL, now) in unique {
             let before = loaded[channelURL]
             if let before { take(before) }
             guard let now, admits(now) else {

@@ -14,6 +14,8 @@ struct CacheTrimming {
     private(set) var written = 0
     /// Messages written while a trim runs: they count towards the next one.
     private var writtenDuringRun = 0
+    /// The cache was cleared while a trim ran.
+    private var clearedDuringRun = false
     /// A trim is running: what is written meanwhile counts towards the next one.
     private(set) var isRunning = false
     /// Trims begun so far: every eighth (the first included) counts the cache exactly.
@@ -39,7 +41,8 @@ struct CacheTrimming {
             return false
         }
         written += count
-        guard let counted else { return false }
+        // Never counted yet (the first count failed): the next trim counts.
+        guard let counted else { return written >= slack && begin() }
         return written >= slack && counted + written > capacity && begin()
     }
 
@@ -62,10 +65,25 @@ struct CacheTrimming {
     /// answers whether another is due at once (enough was written while it ran).
     mutating func finish(remaining: Int?) -> Bool {
         isRunning = false
-        guard let capacity, let remaining else { return false }
-        counted = remaining
+        defer {
+            clearedDuringRun = false
+            writtenDuringRun = 0
+        }
+        guard let capacity, let remaining else {
+            written += writtenDuringRun  // what the failed trim saw counts towards the next
+            return false
+        }
+        // A cache cleared meanwhile holds only what was written since.
+        counted = clearedDuringRun ? 0 : remaining
         written = writtenDuringRun
-        writtenDuringRun = 0
-        return written >= slack && remaining + written > capacity
+        return written >= slack && counted! + written > capacity
+    }
+
+    /// The cache was emptied: nothing is cached, and a running trim's total is stale.
+    mutating func cacheCleared() {
+        guard capacity != nil else { return }
+        counted = 0
+        written = 0
+        if isRunning { clearedDuringRun = true }
     }
 }

@@ -1,9 +1,6 @@
 // MARK: - Eviction: the cache keeps about `messageStoreCapacity` succeeded messages
 
 extension SyncEngine {
-    /// Messages at most one eviction step removes: one short transaction, so that a
-    /// fetch waiting for the engine never waits for more than that.
-    static let evictionStepSize = 2_000
 
     /// The order in which a trim takes messages, least useful first.
     private enum EvictionPass: CaseIterable {
@@ -52,14 +49,16 @@ extension SyncEngine {
             let order = census.channels.sorted { (census.viewed[$0] ?? 0, $0) < (census.viewed[$1] ?? 0, $1) }
             for pass in EvictionPass.allCases {
                 for channelURL in order {
-                    for (end, limit) in try targets(of: channelURL, in: pass) {
+                    for end in [HistoryEnd.oldest, .newest] {
                         while total > target {
-                            guard !isClosed else { return }
-                            let wanted = min(Self.evictionStepSize, total - target)
+                            // Read again before every step: views open, fetch and move between steps.
+                            guard !isClosed, let limit = try limit(of: channelURL, in: pass, from: end) else { break }
+                            let wanted = min(evictionStepSize, total - target)
                             let removed = try evictStep(channelURL, from: end, count: wanted, limit: limit)
                             total -= removed
                             remaining = total
-                            await Task.yield()  // let fetches and events in between steps
+                            // Let fetches and events in between steps.
+                            if let witness = evictionStepWitness { await witness(channelURL) } else { await Task.yield() }
                             if removed < wanted { break }
                         }
                     }
@@ -79,33 +78,29 @@ extension SyncEngine {
         try store.evictionCensus(exact: exact)
     }
 
-    /// Where a pass may take a channel's messages from: which end, and the key it must not
-    /// reach (exclusive). Read at each step, as views
-    /// open and move between steps.
-    private func targets(of channelURL: String, in pass: EvictionPass) throws -> [(HistoryEnd, MessageKey)] {
+    /// The key a pass must not reach (exclusive) when it takes a channel's messages from
+    /// `end`, or `nil` when it may take none from there.
+    private func limit(of channelURL: String, in pass: EvictionPass, from end: HistoryEnd) throws -> MessageKey? {
         let open = views(of: channelURL)
-        switch pass {
-        case .farEndsOfClosedChannels:
+        switch (pass, end) {
+        case (.farEndsOfClosedChannels, .oldest):
             // Below the newest batch, which a first page would fetch again.
-            guard open.isEmpty, let tail = try store.newestKey(channelURL: channelURL, skipping: options.syncBatchSize - 1) else {
-                return []
-            }
-            return [(.oldest, tail)]
-        case .closedChannels:
-            return open.isEmpty ? [(.oldest, .max)] : []
-        case .beyondOpenWindows:
-            guard !open.isEmpty else { return [] }
-            var targets: [(HistoryEnd, MessageKey)] = []
+            return open.isEmpty ? try store.newestKey(channelURL: channelURL, skipping: options.syncBatchSize - 1) : nil
+        case (.closedChannels, .oldest):
+            return open.isEmpty ? .max : nil
+        case (.beyondOpenWindows, .oldest):
             // A view that has not delivered yet reads around its viewpoint: it protects all.
             let lowers = open.map(\.lowerBound)
-            if !lowers.contains(nil), let floor = lowers.compactMap({ $0 }).min(), floor > .min {
-                targets.append((.oldest, floor))
-            }
+            guard !open.isEmpty, !lowers.contains(nil), let floor = lowers.compactMap({ $0 }).min(), floor > .min else { return nil }
+            return floor
+        case (.beyondOpenWindows, .newest):
             let uppers = open.map { $0.reachedNewest ? nil : $0.upperBound }
-            if !uppers.contains(nil), let ceiling = uppers.compactMap({ $0 }).max(), ceiling < .max {
-                targets.append((.newest, ceiling))
+            guard !open.isEmpty, !uppers.contains(nil), let ceiling = uppers.compactMap({ $0 }).max(), ceiling < .max else {
+                return nil
             }
-            return targets
+            return ceiling
+        case (.farEndsOfClosedChannels, .newest), (.closedChannels, .newest):
+            return nil
         }
     }
 

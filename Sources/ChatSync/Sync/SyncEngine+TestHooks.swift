@@ -18,6 +18,11 @@ extension SyncEngine {
 
     func endActivitySignals(_ id: Int) { background.stopListening(id) }
 
+    /// Makes trims take at most `count` messages per step (see ``evictionStepSize``).
+    func setEvictionStepSize(_ count: Int) { evictionStepSize = max(count, 1) }
+
+    func setEvictionStepWitness(_ witness: (@Sendable (String) async -> Void)?) { evictionStepWitness = witness }
+
     func signalActivity() { background.signal() }
 
     /// Sets ``failureWitness``.

@@ -49,6 +49,13 @@ actor SyncEngine {
     var background = BackgroundWork()
     /// When the cache is next due for trimming to its capacity.
     var trimming: CacheTrimming
+    /// Messages at most one eviction step removes: one short transaction, so that a fetch
+    /// waiting for the engine never waits for more than that. Tests make it small, so that
+    /// trims take many steps and views open, fetch and move between them.
+    var evictionStepSize = 2_000
+    /// Awaited after each eviction step with its channel, in place of a plain yield: a
+    /// test opens and fetches views there, between two steps. `nil` in apps.
+    var evictionStepWitness: (@Sendable (String) async -> Void)?
 
     init(store: ChatStore, service: any ChatService, options: SyncManagerOptions, userId: String) throws {
         self.store = store
@@ -126,6 +133,7 @@ actor SyncEngine {
     func clearCache() throws {
         try checkOpen()
         try store.clearCache()
+        trimming.cacheCleared()
         channels.removeAll()
         channelLists.changeLogsAreDue()
         for view in views.values { view.clearSucceeded() }
