@@ -326,18 +326,7 @@ struct Scenarios {
         for (name, count) in [("small", sizes.memory.small), ("large", sizes.memory.large)] {
             let file = path("memory-\(name).sqlite")
             try await CacheBuilder.build(at: file, channels: ["long"], perChannel: count)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = ["--memory-probe", file]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            process.waitUntilExit()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            guard process.terminationStatus == 0, let kilobytes = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-                throw BenchError("the memory probe failed: \(text)")
-            }
-            peaks.append(kilobytes)
+            peaks.append(try runProbe(executable, "--memory-probe", file))
         }
         let growth = Double(peaks[1] - peaks[0]) / 1024
         return Result(
