@@ -31,4 +31,9 @@ extension ChatStore {
         try write { db in try Self.replaceChunks(merged, of: chunk.channelURL, in: db) }
         return merged.first { $0.contains(chunk.start) } ?? chunk
     }
+
+    /// The number of cached succeeded messages (all channels).
+    func messageCount() throws -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM message") ?? 0 }
+    }
 }

@@ -78,14 +78,6 @@ final class ChannelView {
         boundary = channel
     }
 
-    /// Makes the view hold exactly `admitted` (every cached channel it admits, in any
-    /// order), emitting removals, moves, insertions and updates, in that order.
-    func reconcile(with admitted: [Channel]) {
-        let kept = Set(admitted.map(\.channelURL))
-        let gone = channels.filter { !kept.contains($0.channelURL) }.map { ($0.channelURL, Channel?.none) }
-        apply(gone + admitted.map { ($0.channelURL, Optional($0)) })
-    }
-
     /// Applies channels' changes (`nil`: the channel is gone), each at its own place,
     /// and emits them as one event per kind: removals, moves, insertions, updates.
     func apply(_ changes: [(channelURL: String, now: Channel?)]) {

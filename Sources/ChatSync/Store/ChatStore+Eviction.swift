@@ -179,9 +179,4 @@ extension ChatStore {
             try db.execute(sql: "PRAGMA incremental_vacuum(\(release))")
         }
     }
-
-    /// The number of cached succeeded messages (all channels).
-    func messageCount() throws -> Int {
-        try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM message") ?? 0 }
-    }
 }
