@@ -250,6 +250,12 @@ struct EvictionTests {
         #expect(!answer6, "990 written since the clear: within the capacity")
         let answer7 = trimming.noteWritten(20)
         #expect(answer7, "1,010: over the capacity, and more than the slack since the count")
+        var running = CacheTrimming(capacity: 1_000)
+        let began = running.begin()
+        let closedDuringRun = running.viewClosed()
+        #expect(began && !closedDuringRun, "a trim runs: the closed view's channel waits for its end")
+        let again = running.finish(remaining: 1_050)
+        #expect(again, "still over after that trim: another follows at once for the closed view's channel")
     }
 
     /// A service page naming a channel twice shows it once (its last state), and the

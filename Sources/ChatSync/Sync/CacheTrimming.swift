@@ -16,6 +16,8 @@ struct CacheTrimming {
     private var writtenDuringRun = 0
     /// The cache was cleared while a trim ran.
     private var clearedDuringRun = false
+    /// A view closed while a trim ran: what it protected may go once the trim ends.
+    private var rerunAfterRun = false
     /// A trim is running: what is written meanwhile counts towards the next one.
     private(set) var isRunning = false
     /// Trims begun so far: every eighth (the first included) counts the cache exactly.
@@ -65,9 +67,11 @@ struct CacheTrimming {
     /// answers whether another is due at once (enough was written while it ran).
     mutating func finish(remaining: Int?) -> Bool {
         isRunning = false
+        let rerun = rerunAfterRun
         defer {
             clearedDuringRun = false
             writtenDuringRun = 0
+            rerunAfterRun = false
         }
         guard let capacity, let remaining else {
             written += writtenDuringRun  // what the failed trim saw counts towards the next
@@ -76,7 +80,18 @@ struct CacheTrimming {
         // A cache cleared meanwhile holds only what was written since.
         counted = clearedDuringRun ? 0 : remaining
         written = writtenDuringRun
-        return written >= slack && counted! + written > capacity
+        return (rerun || written >= slack) && counted! + written > capacity
+    }
+
+    /// A view closed: if a trim runs, it may have passed over that view's channel, so
+    /// another follows it when the cache is still over its capacity.
+    mutating func viewClosed() -> Bool {
+        guard capacity != nil else { return false }
+        if isRunning {
+            rerunAfterRun = true
+            return false
+        }
+        return mayBeOver && begin()
     }
 
     /// The cache was emptied: nothing is cached, and a running trim's total is stale.

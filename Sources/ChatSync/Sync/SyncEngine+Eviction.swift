@@ -22,9 +22,10 @@ extension SyncEngine {
         if trimming.begin() { runTrim() }
     }
 
-    /// A view closed: what it protected may go, if the cache is over its capacity.
+    /// A view closed: what it protected may go, if the cache is over its capacity (after
+    /// the running trim, if one runs).
     func trimAfterViewClosed() {
-        if trimming.mayBeOver, trimming.begin() { runTrim() }
+        if trimming.viewClosed() { runTrim() }
     }
 
     private func runTrim() {
