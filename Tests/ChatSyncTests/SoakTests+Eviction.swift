@@ -38,7 +38,9 @@ extension SoakTests {
         // trim its pages set off is still running, in small steps, while this visit opens and
         // fetches, so each step must see the new view's window.
         if Bool.random(using: &random) {
-            let glanced = Self.browsedChannels.randomElement(using: &random)!
+            // Another channel: a glance at this one could leave it a catch-up whose events reach
+            // the next collection before its handler is set (README: Known limitations).
+            let glanced = Self.browsedChannels.filter { $0 != channelURL }.randomElement(using: &random)!
             state.log.append("glance at \(glanced)")
             let glance = try await harness.manager.messageCollection(channelURL: glanced, limit: 8)
             for _ in 0..<Int.random(in: 1...6, using: &random) { _ = try await glance.fetchSucceededMessages(.previous) }
