@@ -5,18 +5,6 @@ import Foundation
 // Scenarios 7 and 8: a bounded cache under a long ingest, and a channel list over a
 // cache of many channels (issue 16).
 
-extension Sizes {
-    /// Scenario 7: messages ingested, across how many channels, and the capacity.
-    var boundedIngest: (messages: Int, channels: Int, capacity: Int) {
-        self.ingest == Sizes.quick.ingest ? (20_000, 10, 2_000) : (1_000_000, 100, 100_000)
-    }
-
-    /// Scenario 8: the small and the large channel caches, and the timed runs.
-    var channelList: (small: Int, large: Int, runs: Int) {
-        self.ingest == Sizes.quick.ingest ? (1_000, 10_000, 5) : (1_000, 100_000, 20)
-    }
-}
-
 extension Scenarios {
     // MARK: 7. Bounded ingest
 
