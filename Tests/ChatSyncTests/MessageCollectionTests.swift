@@ -405,4 +405,42 @@ struct MessageCollectionTests {
         #expect(streamed == recorder.events)
         #expect(streamed.count >= 3)
     }
+
+    /// Background work can emit between the collection's creation and `setHandler`; an app
+    /// cannot close that window, so the first handler set before any fetch gets those events.
+    @Test func aHandlerSetBeforeTheFirstFetchSeesWhatArrivedSinceTheCollectionOpened() async throws {
+        let harness = try await Harness.make(history: 5)
+        await harness.online()
+        let collection = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 10)
+        try await harness.server.post(.text("live"), from: "bob", to: Harness.channel)
+        await harness.settle()
+        let shown = await collection.succeededMessages
+        #expect(shown.map(\.text).contains("live"), "the live message entered the fresh view before any handler was set")
+        let recorder = EventRecorder()
+        await collection.setHandler(recorder)
+        #expect(recorder.replay().succeeded == shown)
+        await checkInvariants(collection, recorder)
+        // The same events as the stream, in the same order, from here on too.
+        _ = try await collection.fetchSucceededMessages(.previous)
+        await collection.remove()
+        var streamed: [MessageCollectionEvent] = []
+        for await event in collection.events { streamed.append(event) }
+        #expect(streamed == recorder.events)
+    }
+
+    /// Once the app has fetched it has chosen how it listens: a handler set after that gets
+    /// what follows only (nothing is kept for it, so a view read through `events` alone
+    /// does not keep its early events twice).
+    @Test func aHandlerSetAfterTheFirstFetchGetsWhatFollows() async throws {
+        let harness = try await Harness.make(history: 5)
+        await harness.online()
+        let collection = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 10)
+        _ = try await collection.fetchSucceededMessages(.previous)
+        let recorder = EventRecorder()
+        await collection.setHandler(recorder)
+        #expect(recorder.events.isEmpty)
+        try await harness.server.post(.text("live"), from: "bob", to: Harness.channel)
+        await harness.settle()
+        #expect(recorder.newMessages.map(\.text) == ["live"])
+    }
 }

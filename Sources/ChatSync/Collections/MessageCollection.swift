@@ -29,8 +29,9 @@
 /// `.max` that was never fetched follows too: when the channel is proven live (at the
 /// first message that arrives, or the reconnect) it takes in what the device learned of
 /// since it opened, at most a page, then every new message. Nothing is emitted before
-/// something happens in the channel or the app fetches; set a handler right after
-/// creating the collection, since it receives events from when it is set.
+/// something happens in the channel or the app fetches. Background work may emit before
+/// the app gets to set a handler: a handler set before the first fetch is first sent
+/// everything emitted so far (see ``setHandler(_:)``).
 public final class MessageCollection: Sendable {
     /// The channel this collection shows.
     public let channelURL: String
@@ -68,6 +69,12 @@ public final class MessageCollection: Sendable {
     }
 
     /// Sets (or with `nil` clears) a handler that receives the same events as ``events``, in the same order.
+    ///
+    /// The first handler set before the app's first fetch (of any list) or viewpoint reset is
+    /// first sent every event emitted since the collection was created (up to 1,000 events,
+    /// which a collection reaches only if nobody fetches or handles it for that long), so it
+    /// sees exactly what ``events`` sees. A handler set later receives events from when it
+    /// is set.
     public func setHandler(_ handler: (any MessageCollectionHandler)?) async {
         await engine.setHandler(handler, for: id)
     }

@@ -60,6 +60,7 @@ extension SyncEngine {
 
     func resetViewpoint(_ id: Int, to timestamp: Int64) throws {
         let view = try view(id)
+        view.appActed()
         view.clearSucceeded(viewpoint: timestamp)
         followNewest(view.channelURL)
     }
@@ -69,6 +70,7 @@ extension SyncEngine {
     /// Adds the outbox's pending messages of the channel that match the filter.
     func fetchPending(_ id: Int) throws {
         let view = try view(id)
+        view.appActed()
         let entries = try store.outboxEntries(channelURL: view.channelURL, states: [.created, .uploading, .syncing])
         for entry in entries where view.filter.matches(entry.message) && !view.isPending(entry.reqId) {
             view.upsertPending(entry.message)
@@ -78,6 +80,7 @@ extension SyncEngine {
     /// Adds the outbox's failed messages of the channel that match the filter.
     func fetchFailed(_ id: Int) throws {
         let view = try view(id)
+        view.appActed()
         try enforceFailedLimits(channelURL: view.channelURL)
         let entries = try store.outboxEntries(channelURL: view.channelURL, states: [.failed])
         for entry in entries where view.filter.matches(entry.message) && !view.isFailed(entry.reqId) {
