@@ -13,6 +13,17 @@ fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
+# Runs `swift test` with the given arguments into the log. On a failure it ends with a
+# digest of the recorded issues, each with the seed that replays it, so the last lines
+# of a CI run say what failed (the full output above can run to thousands of lines).
+run_tests() {
+    if ! swift test "$@" 2>&1 | tee "$log"; then
+        echo "== FAILED: swift test $* — the recorded issues (at most 40 lines, each cut at 500 characters)"
+        grep -E "recorded an issue|↳ .*(seed|SEED)" "$log" | cut -c1-500 | head -40
+        exit 1
+    fi
+}
+
 # Builds and tests one package; any warning from our own sources fails the run.
 check_package() {
     local dir=$1; shift
@@ -23,7 +34,7 @@ check_package() {
         exit 1
     fi
     echo "== $dir: swift test"
-    swift test --package-path "$dir" "$@"
+    run_tests --package-path "$dir" "$@"
 }
 
 echo "== README examples match the compiled ones"
@@ -38,16 +49,15 @@ check_package .
 # The root suite again under ThreadSanitizer and AddressSanitizer, each in a build folder
 # of its own; any report fails. The soaks run fewer seeds there (the sanitizers are
 # several times slower); the plain run above has the full counts.
-sanitized_seeds=(env SOAK_SEEDS=250 HOSTILE_SEEDS=100)
 echo "== .: swift test --sanitize=thread"
-"${sanitized_seeds[@]}" swift test --sanitize=thread --scratch-path .build-tsan 2>&1 | tee "$log"
+SOAK_SEEDS=250 HOSTILE_SEEDS=100 run_tests --sanitize=thread --scratch-path .build-tsan
 if grep -q "WARNING: ThreadSanitizer" "$log"; then
     echo "FAIL: ThreadSanitizer reports (above)"
     exit 1
 fi
 # Memory errors only: LeakSanitizer also reports what XCTest and suspended tasks hold at exit.
 echo "== .: swift test --sanitize=address"
-ASAN_OPTIONS=detect_leaks=0 "${sanitized_seeds[@]}" swift test --sanitize=address --scratch-path .build-asan 2>&1 | tee "$log"
+ASAN_OPTIONS=detect_leaks=0 SOAK_SEEDS=250 HOSTILE_SEEDS=100 run_tests --sanitize=address --scratch-path .build-asan
 if grep -q "ERROR: AddressSanitizer" "$log"; then
     echo "FAIL: AddressSanitizer reports (above)"
     exit 1
