@@ -179,6 +179,12 @@ extension CacheBuilder {
         try? FileManager.default.removeItem(atPath: path)
         let manager = try await SyncManager(userId: "alice", service: SimulatedChatServer().service(for: "alice"), databasePath: path)
         await manager.close()
+        try insertChannels(at: path, count: count)
+    }
+
+    /// Adds the rows of `count` channels, `channelURL(0)` to `channelURL(count - 1)`, created
+    /// one second apart, to an existing cache.
+    static func insertChannels(at path: String, count: Int) throws {
         let database = try RawSQLite(path: path)
         let insert = try database.prepare(
             """

@@ -35,7 +35,7 @@ defer { try? FileManager.default.removeItem(at: directory) }
 let scenarios = Scenarios(sizes: sizes, directory: directory)
 
 // `--only NAME` runs one scenario (ingest, first-page, scroll, send, relaunch, memory,
-// bounded-ingest, channel-list), for profiling.
+// bounded-ingest, channel-list, live-fan-in, app-start, change-logs), for profiling.
 let only = arguments.firstIndex(of: "--only").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
 func wanted(_ name: String) -> Bool { only == nil || only == name }
 var results: [Result] = []
@@ -47,12 +47,32 @@ if wanted("relaunch") { results.append(try await scenarios.relaunch()) }
 if wanted("memory") { results.append(try await scenarios.memory(executable: URL(fileURLWithPath: arguments[0]).path)) }
 if wanted("bounded-ingest") { results.append(try await scenarios.boundedIngest()) }
 if wanted("channel-list") { results += try await scenarios.channelList(executable: URL(fileURLWithPath: arguments[0]).path) }
+if wanted("live-fan-in") { results += try await scenarios.liveFanIn() }
+if wanted("app-start") { results.append(try await scenarios.appStart()) }
+if wanted("change-logs") { results.append(try await scenarios.changeLogsAfterADayOffline()) }
 
 let date = ISO8601DateFormatter().string(from: Date()).prefix(10)
-print("ChatSync benchmarks, \(date), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(quick ? "quick run" : "full run")\n")
-print("| scenario | ChatSync (median) | raw SQLite (median) | ratio | target | met |")
-print("| --- | --- | --- | --- | --- | --- |")
+var table = [
+    "| scenario | ChatSync (median) | raw SQLite (median) | ratio | target | met |",
+    "| --- | --- | --- | --- | --- | --- |",
+]
 for result in results {
     let met = result.met.map { $0 ? "yes" : "no" } ?? ""
-    print("| \(result.scenario) | \(result.ours) | \(result.baseline) | \(result.ratio) | \(result.target) | \(met) |")
+    table.append("| \(result.scenario) | \(result.ours) | \(result.baseline) | \(result.ratio) | \(result.target) | \(met) |")
+}
+print("ChatSync benchmarks, \(date), \(ProcessInfo.processInfo.activeProcessorCount) cores, \(quick ? "quick run" : "full run")\n")
+print(table.joined(separator: "\n"))
+
+// `--record FILE` appends this run's table to the results history (Benchmarks/results.md),
+// under the date, the commit and the machine; scripts/plot-bench-history.sh draws it.
+if let index = arguments.firstIndex(of: "--record"), index + 1 < arguments.count {
+    guard !quick, only == nil else { throw BenchError("--record takes a full run of every scenario") }
+    let heading = "## \(date), commit \(RunContext.commit()), \(RunContext.machine())"
+    let section = "\n\(heading)\n\n\(table.joined(separator: "\n"))\n"
+    let file = arguments[index + 1]
+    guard let handle = FileHandle(forWritingAtPath: file) else { throw BenchError("cannot append to \(file)") }
+    try handle.seekToEnd()
+    try handle.write(contentsOf: Data(section.utf8))
+    try handle.close()
+    print("\nappended to \(file)")
 }

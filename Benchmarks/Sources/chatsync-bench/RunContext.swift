@@ -1,0 +1,34 @@
+import Foundation
+
+/// What a recorded run names besides its date: the commit measured and the machine.
+enum RunContext {
+    /// The short commit of the working directory, marked when it has uncommitted changes.
+    static func commit() -> String {
+        guard let head = git("rev-parse", "--short", "HEAD") else { return "unknown" }
+        let changes = git("status", "--porcelain", "--untracked-files=no") ?? ""
+        return changes.isEmpty ? head : "\(head) with uncommitted changes"
+    }
+
+    /// The processor's model and the core count, as Linux reports them.
+    static func machine() -> String {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
+        let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }?
+            .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces)
+        return "\(cores) cores, \(model ?? "unknown processor")"
+    }
+
+    private static func git(_ arguments: String...) -> String? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["git"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return nil }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { return nil }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
