@@ -12,7 +12,10 @@ final class MessageView {
     var viewpoint: Int64
 
     /// Ascending by `(createdAt, messageId)`, no duplicates, contiguous in the channel.
-    private(set) var succeeded: [Message] = []
+    /// A slice, so that a view at the live edge drops its oldest message in O(1): with an
+    /// array each live message moved the whole window (`removeFirst`), which bounded
+    /// fan-in to many open views. Indices start at `startIndex`, not 0.
+    private(set) var succeeded: ArraySlice<Message> = []
     /// The ids in ``succeeded``, to answer "is it in the view" without a scan.
     private var succeededIds: Set<Int64> = []
     /// The pending list, ascending by creation.
@@ -182,12 +185,14 @@ final class MessageView {
         if !fresh.isEmpty {
             if !zip(fresh, fresh.dropFirst()).allSatisfy({ $0.sortKey < $1.sortKey }) { fresh.sort { $0.sortKey < $1.sortKey } }
             // Pages grow one end of the view: append or prepend in one move; otherwise merge.
-            if succeeded.isEmpty || fresh[0].sortKey > succeeded[succeeded.count - 1].sortKey {
-                succeeded.append(contentsOf: fresh)
-            } else if fresh[fresh.count - 1].sortKey < succeeded[0].sortKey {
-                succeeded.insert(contentsOf: fresh, at: 0)
+            if let last = succeeded.last, fresh[0].sortKey <= last.sortKey {
+                if let first = succeeded.first, fresh[fresh.count - 1].sortKey < first.sortKey {
+                    succeeded.insert(contentsOf: fresh, at: succeeded.startIndex)
+                } else {
+                    succeeded = Self.merge(succeeded, fresh)
+                }
             } else {
-                succeeded = Self.merge(succeeded, fresh)
+                succeeded.append(contentsOf: fresh)
             }
             for message in fresh { succeededIds.insert(message.messageId) }
         }
@@ -200,11 +205,11 @@ final class MessageView {
     }
 
     /// Merges two arrays sorted by key.
-    private static func merge(_ left: [Message], _ right: [Message]) -> [Message] {
-        var merged: [Message] = []
+    private static func merge(_ left: ArraySlice<Message>, _ right: [Message]) -> ArraySlice<Message> {
+        var merged: ArraySlice<Message> = []
         merged.reserveCapacity(left.count + right.count)
-        var (i, j) = (0, 0)
-        while i < left.count, j < right.count {
+        var (i, j) = (left.startIndex, 0)
+        while i < left.endIndex, j < right.count {
             if left[i].sortKey < right[j].sortKey {
                 merged.append(left[i])
                 i += 1

@@ -51,7 +51,7 @@ extension SyncEngine {
 
     // MARK: Snapshots
 
-    func succeededMessages(_ id: Int) -> [Message] { views[id]?.succeeded ?? [] }
+    func succeededMessages(_ id: Int) -> [Message] { views[id].map { Array($0.succeeded) } ?? [] }
     func pendingMessages(_ id: Int) -> [Message] { views[id]?.pending ?? [] }
     func failedMessages(_ id: Int) -> [Message] { views[id]?.failed ?? [] }
     func viewpoint(_ id: Int) -> Int64? { views[id]?.viewpoint }
