@@ -92,6 +92,7 @@ extension SimulatedChatServer {
     }
 
     func handleLookUp(channelURL: String, reqIds: [String], as userId: String) throws -> [Message] {
+        lookUpCount += 1
         try admit(userId)
         let state = try memberState(channelURL, userId)
         let found = reqIds.compactMap { reqId -> Message? in

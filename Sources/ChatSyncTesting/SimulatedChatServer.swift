@@ -73,6 +73,9 @@ public actor SimulatedChatServer {
     public private(set) var faults = FaultPlan()
     /// Requests made by every user, whatever their outcome (offline and faulted ones included).
     public internal(set) var requestCount = 0
+    /// Look-ups of messages by `reqId` (`messages(channelURL:reqIds:)`, how a relaunch
+    /// reconciles what was in flight), counted like ``requestCount``.
+    public internal(set) var lookUpCount = 0
 
     /// Creates an empty server whose faults are drawn from `seed`.
     public init(seed: UInt64 = 0) {
