@@ -44,6 +44,9 @@ extension SoakTests {
             for _ in 0..<Int.random(in: 1...6, using: &random) { _ = try await glance.fetchSucceededMessages(.previous) }
             await glance.remove()
         }
+        if state.online && state.running && Int.random(in: 0..<3, using: &random) == 0 {
+            try await closeMidFetch(harness, channelURL, random: &random, state: &state)
+        }
         let filter = Int.random(in: 0..<4, using: &random) == 0 ? MessageFilter(senderIds: ["carol"]) : MessageFilter()
         let pages = Int.random(in: 1...12, using: &random)
         state.log.append("browse \(channelURL) \(pages) pages")
@@ -76,10 +79,43 @@ extension SoakTests {
         #expect(total <= max(capacity, protected) + capacity / 10, "the cache holds \(total) of \(capacity): \(context)")
         for browsed in Self.browsedChannels {
             for chunk in try store.chunks(channelURL: browsed) {
-                let inside = try store.countMessages(channelURL: browsed, after: chunk.start, before: chunk.end)
-                let onServer = await harness.server.messages(in: browsed).filter { chunk.start < $0.sortKey && $0.sortKey < chunk.end }
+                // Ends included: a range that ends at an evicted message would make a view
+                // read past it (the next read starts after the range's end).
+                let (start, end) = (chunk.start, chunk.end)
+                let below = MessageKey(createdAt: start.createdAt, messageId: start.messageId == .min ? .min : start.messageId - 1)
+                let above = MessageKey(createdAt: end.createdAt, messageId: end.messageId == .max ? .max : end.messageId + 1)
+                let inside = try store.countMessages(channelURL: browsed, after: below, before: above)
+                let onServer = await harness.server.messages(in: browsed).filter { start <= $0.sortKey && $0.sortKey <= end }
                 #expect(inside == onServer.count, "a complete range of \(browsed) lacks messages after eviction: \(context)")
             }
         }
+    }
+
+    /// A busy channel: others post a burst to it, alice scrolls back far into it, then
+    /// closes the collection while its next older page is still out, and the trim its
+    /// closing sets off runs before the page is answered. With the burst the cache is over
+    /// its capacity by more than the other closed channels hold, so the trim reaches this
+    /// channel and may take the page's anchor (the view no longer protects it); the stored
+    /// page must then vouch only for its own messages, not for the range up to the anchor.
+    /// The checks after the visit find a range that claims an evicted message.
+    func closeMidFetch(_ harness: Harness, _ channelURL: String, random: inout SeededGenerator, state: inout SoakState) async throws {
+        let burst = Int.random(in: 100...250, using: &random)
+        let pages = Int.random(in: 2...6, using: &random)
+        state.log.append("\(burst) posts to \(channelURL), then close it mid-fetch after \(pages) pages")
+        for index in 0..<burst {
+            try await harness.server.post(.text("burst \(index)"), from: Self.senders.randomElement(using: &random)!, to: channelURL)
+        }
+        let engine = harness.manager.engine
+        let early = try await harness.manager.messageCollection(channelURL: channelURL, limit: 50)
+        for _ in 0..<pages { _ = try await early.fetchSucceededMessages(.previous) }
+        await harness.settle()
+        await harness.server.holdRequests()
+        let fetch = Task { _ = try? await early.fetchSucceededMessages(.previous) }
+        // Served from the cache, the fetch asks nothing; otherwise its request waits.
+        let held = await eventually(turns: 20_000) { await harness.server.heldRequestCount > 0 }
+        await early.remove()
+        if held { _ = await eventually { await !engine.isTrimming } }
+        await harness.server.releaseRequests()
+        await fetch.value
     }
 }

@@ -20,6 +20,8 @@ extension SyncEngine {
 
     /// Makes trims take at most `count` messages per step (see ``evictionStepSize``).
     func setEvictionStepSize(_ count: Int) { evictionStepSize = max(count, 1) }
+    /// Whether a trim of the cache is running (or about to, in the background).
+    var isTrimming: Bool { trimming.isRunning }
 
     func setEvictionStepWitness(_ witness: (@Sendable (String) async -> Void)?) { evictionStepWitness = witness }
 
