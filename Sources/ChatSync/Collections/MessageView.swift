@@ -14,7 +14,8 @@ final class MessageView {
     /// Ascending by `(createdAt, messageId)`, no duplicates, contiguous in the channel.
     /// A slice, so that a view at the live edge drops its oldest message in O(1): with an
     /// array each live message moved the whole window (`removeFirst`), which bounded
-    /// fan-in to many open views. Indices start at `startIndex`, not 0.
+    /// fan-in to many open views. Indices start at `startIndex`, not 0. What it dropped is
+    /// freed when the slice next outgrows its buffer (so at most about one window more).
     private(set) var succeeded: ArraySlice<Message> = []
     /// The ids in ``succeeded``, to answer "is it in the view" without a scan.
     private var succeededIds: Set<Int64> = []
@@ -48,20 +49,10 @@ final class MessageView {
     /// Bumped by a viewpoint reset, so a fetch that started before it stops delivering.
     var generation = 0
 
-    private let continuation: AsyncStream<MessageCollectionEvent>.Continuation
+    /// The stream and handler its events go to.
+    let outlet: CollectionEventOutlet
     /// The user's queued edits and deletions: every message enters through them.
     private let pendingWrites: PendingWrites
-    private var handler: (any MessageCollectionHandler)?
-    /// What was emitted before a handler was first set, kept for that handler until the app
-    /// first asks the view for anything (then it has chosen ``events`` or set its handler
-    /// already); `nil` once given away or given up. Background work may emit between the
-    /// collection's creation and `setHandler`, and an app cannot close that window itself.
-    private var earlyEvents: [MessageCollectionEvent]? = []
-    /// The most events kept for a late handler: a view nobody fetches or handles does not
-    /// grow this list for ever (the stream keeps everything regardless).
-    static let earlyEventLimit = 1_000
-    /// The public handle, for handler callbacks; weak so a dropped collection can go away.
-    weak var collection: MessageCollection?
 
     init(
         id: Int, channelURL: String, filter: MessageFilter, viewpoint: Int64, limit: Int, capacity: Int,
@@ -74,43 +65,13 @@ final class MessageView {
         self.viewpoint = viewpoint
         self.limit = limit
         self.capacity = capacity
-        self.continuation = continuation
+        self.outlet = CollectionEventOutlet(continuation: continuation)
     }
 
     // MARK: - Events
 
-    /// Sets the handler. The first one set before the app asked the view for anything is
-    /// first sent every event emitted so far, so it sees what ``events`` sees.
-    func setHandler(_ handler: (any MessageCollectionHandler)?) {
-        self.handler = handler
-        if let handler, let collection, let earlyEvents {
-            for event in earlyEvents { event.deliver(to: handler, from: collection) }
-        }
-        earlyEvents = nil
-    }
-
-    /// The app asked the view for messages: from now on a handler set late gets only what
-    /// follows (the documented rule: set it before the first fetch).
-    func appActed() {
-        earlyEvents = nil
-    }
-
     /// Sends an event to the stream and the handler, in that order.
-    func emit(_ event: MessageCollectionEvent) {
-        continuation.yield(event)
-        if let handler, let collection {
-            event.deliver(to: handler, from: collection)
-        } else if let kept = earlyEvents?.count {
-            if kept < Self.earlyEventLimit { earlyEvents?.append(event) } else { earlyEvents = nil }
-        }
-    }
-
-    /// Ends the event stream; no event follows.
-    func finish() {
-        handler = nil
-        earlyEvents = nil
-        continuation.finish()
-    }
+    func emit(_ event: MessageCollectionEvent) { outlet.emit(event) }
 
     // MARK: - Anchors
 

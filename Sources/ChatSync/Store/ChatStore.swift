@@ -40,7 +40,7 @@ final class ChatStore: Sendable {
             }
             // secure_delete FAST zeroes deleted rows on the pages a write rewrites anyway, and
             // skips writing whole freed pages a second time: some builds (Debian's) default to
-            // ON, which doubles the I/O of an eviction for no gain on an app-private cache.
+            // ON, which adds those writes to every eviction for no gain on an app-private cache.
             try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536; PRAGMA secure_delete = FAST")
         }
         if let path { try DatabaseFileCheck.validate(path: path) }

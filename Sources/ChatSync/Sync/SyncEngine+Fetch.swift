@@ -6,7 +6,7 @@ extension SyncEngine {
     /// first and then read back. Answers `hasMore`.
     func fetchSucceeded(_ id: Int, _ direction: Direction) async throws -> Bool {
         let view = try view(id)
-        view.appActed()
+        view.outlet.appActed()
         guard !view.fetching.contains(direction) else {
             throw SyncManagerError(.duplicatedFetch, "a \(direction) fetch is already running for this collection")
         }

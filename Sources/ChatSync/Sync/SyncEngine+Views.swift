@@ -23,7 +23,7 @@ extension SyncEngine {
     }
 
     func attach(_ collection: MessageCollection, to id: Int) {
-        views[id]?.collection = collection
+        views[id]?.outlet.collection = collection
     }
 
     /// The view with `id`, or ``SyncManagerError/Code/closed`` if it was removed.
@@ -35,14 +35,14 @@ extension SyncEngine {
 
     func removeView(_ id: Int) {
         guard let view = views.removeValue(forKey: id) else { return }
-        view.finish()
+        view.outlet.finish()
         guard !isClosed else { return }
         noteViewed(view.channelURL)
         trimAfterViewClosed()
     }
 
     func setHandler(_ handler: (any MessageCollectionHandler)?, for id: Int) {
-        views[id]?.setHandler(handler)
+        views[id]?.outlet.setHandler(handler)
     }
 
     func views(of channelURL: String) -> [MessageView] {
@@ -60,7 +60,7 @@ extension SyncEngine {
 
     func resetViewpoint(_ id: Int, to timestamp: Int64) throws {
         let view = try view(id)
-        view.appActed()
+        view.outlet.appActed()
         view.clearSucceeded(viewpoint: timestamp)
         followNewest(view.channelURL)
     }
@@ -70,7 +70,7 @@ extension SyncEngine {
     /// Adds the outbox's pending messages of the channel that match the filter.
     func fetchPending(_ id: Int) throws {
         let view = try view(id)
-        view.appActed()
+        view.outlet.appActed()
         let entries = try store.outboxEntries(channelURL: view.channelURL, states: [.created, .uploading, .syncing])
         for entry in entries where view.filter.matches(entry.message) && !view.isPending(entry.reqId) {
             view.upsertPending(entry.message)
@@ -80,7 +80,7 @@ extension SyncEngine {
     /// Adds the outbox's failed messages of the channel that match the filter.
     func fetchFailed(_ id: Int) throws {
         let view = try view(id)
-        view.appActed()
+        view.outlet.appActed()
         try enforceFailedLimits(channelURL: view.channelURL)
         let entries = try store.outboxEntries(channelURL: view.channelURL, states: [.failed])
         for entry in entries where view.filter.matches(entry.message) && !view.isFailed(entry.reqId) {

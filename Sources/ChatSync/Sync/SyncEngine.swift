@@ -123,7 +123,7 @@ actor SyncEngine {
         pause()
         isClosed = true
         background.cancelAll()
-        for view in views.values { view.finish() }
+        for view in views.values { view.outlet.finish() }
         views.removeAll()
         channelLists.finishAll()
         observers.finishAll()
