@@ -414,10 +414,10 @@ struct MessageCollectionTests {
         let collection = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 10)
         try await harness.server.post(.text("live"), from: "bob", to: Harness.channel)
         await harness.settle()
-        let shown = await collection.succeededMessages
-        #expect(shown.map(\.text).contains("live"), "the live message entered the fresh view before any handler was set")
         let recorder = EventRecorder()
         await collection.setHandler(recorder)
+        let shown = await collection.succeededMessages
+        #expect(shown.map(\.text).contains("live"), "the live message entered the fresh view before any handler was set")
         #expect(recorder.replay().succeeded == shown)
         await checkInvariants(collection, recorder)
         // The same events as the stream, in the same order, from here on too.
@@ -428,9 +428,8 @@ struct MessageCollectionTests {
         #expect(streamed == recorder.events)
     }
 
-    /// Once the app has fetched it has chosen how it listens: a handler set after that gets
-    /// what follows only (nothing is kept for it, so a view read through `events` alone
-    /// does not keep its early events twice).
+    /// Once the app has fetched (or read a list) what came before is in what it has: a
+    /// handler set after that gets what follows only, or the app would show it twice.
     @Test func aHandlerSetAfterTheFirstFetchGetsWhatFollows() async throws {
         let harness = try await Harness.make(history: 5)
         await harness.online()
@@ -442,5 +441,14 @@ struct MessageCollectionTests {
         try await harness.server.post(.text("live"), from: "bob", to: Harness.channel)
         await harness.settle()
         #expect(recorder.newMessages.map(\.text) == ["live"])
+        // Reading a list counts the same: a second collection, read and then handled.
+        let second = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 10)
+        try await harness.server.post(.text("before the read"), from: "bob", to: Harness.channel)
+        await harness.settle()
+        let read = await second.succeededMessages
+        let late = EventRecorder()
+        await second.setHandler(late)
+        #expect(read.map(\.text).contains("before the read"))
+        #expect(late.events.isEmpty, "what the app read is not sent to its handler again")
     }
 }

@@ -23,14 +23,15 @@ final class CollectionEventOutlet {
     /// first sent every event emitted so far, so it sees what `events` sees.
     func setHandler(_ handler: (any MessageCollectionHandler)?) {
         self.handler = handler
-        if let handler, let collection, let earlyEvents {
+        guard let handler else { return }  // clearing a handler that never was keeps them
+        if let collection, let earlyEvents {
             for event in earlyEvents { event.deliver(to: handler, from: collection) }
         }
         earlyEvents = nil
     }
 
-    /// The app asked the view for messages: from now on a handler set late gets only what
-    /// follows (the documented rule: set it before the first fetch).
+    /// The app fetched or read a list: what was emitted so far is in what it read, so a
+    /// handler set from now on gets only what follows (it would show the rest twice).
     func appActed() {
         earlyEvents = nil
     }

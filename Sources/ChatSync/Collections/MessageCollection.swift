@@ -30,8 +30,8 @@
 /// first message that arrives, or the reconnect) it takes in what the device learned of
 /// since it opened, at most a page, then every new message. Nothing is emitted before
 /// something happens in the channel or the app fetches. Background work may emit before
-/// the app gets to set a handler: a handler set before the first fetch is first sent
-/// everything emitted so far (see ``setHandler(_:)``).
+/// the app gets to set a handler: a handler set before the app first fetches or reads a
+/// list is first sent everything emitted so far (see ``setHandler(_:)``).
 public final class MessageCollection: Sendable {
     /// The channel this collection shows.
     public let channelURL: String
@@ -70,11 +70,12 @@ public final class MessageCollection: Sendable {
 
     /// Sets (or with `nil` clears) a handler that receives the same events as ``events``, in the same order.
     ///
-    /// The first handler set before the app's first fetch (of any list) or viewpoint reset is
-    /// first sent every event emitted since the collection was created (up to 1,000 events,
-    /// which a collection reaches only if nobody fetches or handles it for that long), so it
-    /// sees exactly what ``events`` sees. A handler set later receives events from when it
-    /// is set.
+    /// The first handler set before the app first fetches, reads a list or resets the
+    /// viewpoint is first sent every event emitted since the collection was created, so
+    /// it sees exactly what ``events`` sees. A handler set later receives events from when
+    /// it is set (what came before is in the lists the app read). At most 1,000 events are
+    /// kept for it: past that (a collection nobody fetched, read or handled for that
+    /// long), none are, and a handler set then starts from when it is set.
     public func setHandler(_ handler: (any MessageCollectionHandler)?) async {
         await engine.setHandler(handler, for: id)
     }
@@ -136,7 +137,7 @@ public final class MessageCollection: Sendable {
 
     /// How many succeeded messages the view holds.
     public var messageCount: Int {
-        get async { await engine.succeededMessages(id).count }
+        get async { await engine.succeededCount(id) }
     }
 
     // MARK: - Messages the host sends itself (Guarantees: Host-sent messages)

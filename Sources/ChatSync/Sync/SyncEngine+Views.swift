@@ -51,9 +51,24 @@ extension SyncEngine {
 
     // MARK: Snapshots
 
-    func succeededMessages(_ id: Int) -> [Message] { views[id].map { Array($0.succeeded) } ?? [] }
-    func pendingMessages(_ id: Int) -> [Message] { views[id]?.pending ?? [] }
-    func failedMessages(_ id: Int) -> [Message] { views[id]?.failed ?? [] }
+    // The app read a list: what was emitted so far is in it, so a handler set after this
+    // must not be sent those events again (it would show them twice).
+    func succeededMessages(_ id: Int) -> [Message] {
+        views[id]?.outlet.appActed()
+        return views[id].map { Array($0.succeeded) } ?? []
+    }
+    func succeededCount(_ id: Int) -> Int {
+        views[id]?.outlet.appActed()
+        return views[id]?.succeeded.count ?? 0
+    }
+    func pendingMessages(_ id: Int) -> [Message] {
+        views[id]?.outlet.appActed()
+        return views[id]?.pending ?? []
+    }
+    func failedMessages(_ id: Int) -> [Message] {
+        views[id]?.outlet.appActed()
+        return views[id]?.failed ?? []
+    }
     func viewpoint(_ id: Int) -> Int64? { views[id]?.viewpoint }
 
     // MARK: Viewpoint
