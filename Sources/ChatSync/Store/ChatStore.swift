@@ -38,10 +38,7 @@ final class ChatStore: Sendable {
             if !db.configuration.readonly, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") == 0 {
                 try db.execute(sql: "PRAGMA auto_vacuum = INCREMENTAL")
             }
-            // secure_delete FAST zeroes deleted rows on the pages a write rewrites anyway, and
-            // skips writing whole freed pages a second time: some builds (Debian's) default to
-            // ON, which adds those writes to every eviction for no gain on an app-private cache.
-            try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536; PRAGMA secure_delete = FAST")
+            try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536")
         }
         if let path { try DatabaseFileCheck.validate(path: path) }
         let writer: any DatabaseWriter
