@@ -81,10 +81,12 @@ extension Scenarios {
             return (message.messageId, start)
         }
         func waitFor(_ messageId: Int64) async throws -> ContinuousClock.Instant {
-            while true {
+            let deadline = ContinuousClock.now + .seconds(120)  // a lost event fails the run, never hangs it
+            while ContinuousClock.now < deadline {
                 if let done = arrivals.completed(messageId) { return done }
                 try await Task.sleep(for: .microseconds(50))
             }
+            throw BenchError("message \(messageId) never reached every view")
         }
 
         let start = ContinuousClock.now
@@ -144,18 +146,19 @@ extension Scenarios {
         var starts: [Double] = []
         for _ in 0..<runs {
             var manager: SyncManager?
-            var shown = (channels: 0, messages: 0)
+            var list: ChannelCollection?
+            var collection: MessageCollection?
             starts.append(
                 try await measure {
                     manager = try await SyncManager(
                         userId: "bench", service: SimulatedChatServer().service(for: "bench"), databasePath: file)
-                    let list = try await manager!.channelCollection(query: ChannelListQuery(limit: 50))
-                    _ = try await list.fetch()
-                    let collection = try await manager!.messageCollection(channelURL: await list.channels[0].channelURL, limit: 50)
-                    _ = try await collection.fetchSucceededMessages(.previous)
-                    shown = (await list.channels.count, await collection.messageCount)
+                    list = try await manager!.channelCollection(query: ChannelListQuery(limit: 50))
+                    _ = try await list!.fetch()
+                    collection = try await manager!.messageCollection(channelURL: top, limit: 50)
+                    _ = try await collection!.fetchSucceededMessages(.previous)
                 })
-            guard shown == (50, 50) else { throw BenchError("app start showed \(shown)") }
+            let shown = (await list!.channels.count, await list!.channels.first?.channelURL, await collection!.messageCount)
+            guard shown == (50, top, 50) else { throw BenchError("app start showed \(shown)") }
             await manager!.close()
         }
         var raw: [Double] = []
@@ -241,7 +244,13 @@ extension Scenarios {
         counter.state.withLock { $0.target = changes }
         let reconnected = ContinuousClock.now
         await server.setOnline(true, for: "alice")
-        while counter.state.withLock({ $0.done }) == nil { try await Task.sleep(for: .microseconds(100)) }
+        let deadline = ContinuousClock.now + .seconds(120)  // a lost event fails the run, never hangs it
+        while counter.state.withLock({ $0.done }) == nil {
+            guard ContinuousClock.now < deadline else {
+                throw BenchError("the views got \(counter.state.withLock { $0.changes }) of \(changes) changes")
+            }
+            try await Task.sleep(for: .microseconds(100))
+        }
         let elapsed = reconnected.duration(to: counter.state.withLock { $0.done! }).microseconds
         for collection in collections { await collection.remove() }
         await manager.close()

@@ -28,6 +28,11 @@ if let index = arguments.firstIndex(of: "--channel-list-probe"), index + 1 < arg
 }
 
 let quick = arguments.contains("--quick")
+let recordIndex = arguments.firstIndex(of: "--record")
+if recordIndex != nil, quick || arguments.contains("--only") {
+    FileHandle.standardError.write(Data("chatsync-bench: --record takes a full run of every scenario (no --quick, no --only)\n".utf8))
+    exit(2)
+}
 let sizes = quick ? Sizes.quick : Sizes()
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("chatsync-bench-\(getpid())")
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -65,8 +70,7 @@ print(table.joined(separator: "\n"))
 
 // `--record FILE` appends this run's table to the results history (Benchmarks/results.md),
 // under the date, the commit and the machine; scripts/plot-bench-history.sh draws it.
-if let index = arguments.firstIndex(of: "--record"), index + 1 < arguments.count {
-    guard !quick, only == nil else { throw BenchError("--record takes a full run of every scenario") }
+if let index = recordIndex, index + 1 < arguments.count {
     let heading = "## \(date), commit \(RunContext.commit()), \(RunContext.machine())"
     let section = "\n\(heading)\n\n\(table.joined(separator: "\n"))\n"
     let file = arguments[index + 1]
