@@ -51,7 +51,9 @@ extension SyncEngine {
                 } catch {
                     // The service refused for good (the channel is gone, or the user left it).
                     let failure = ChatServiceError.classify(error).failure
-                    for entry in batch { try? settle(entry, found: nil, failure: failure) }
+                    try? store.batched {
+                        for entry in batch { try? settle(entry, found: nil, failure: failure) }
+                    }
                 }
                 // Once per batch rather than once per failed message: each pass reads the channel's outbox.
                 try? enforceFailedLimits(channelURL: channelURL)
@@ -63,7 +65,9 @@ extension SyncEngine {
     /// Fails every message still awaiting reconciliation, as not found.
     private func failUnknown() {
         let entries = ((try? store.outboxEntries()) ?? []).filter { outbox.awaitingReconciliation.contains($0.reqId) }
-        for entry in entries { try? settle(entry, found: nil, failure: Self.unconfirmedFailure) }
+        try? store.batched {
+            for entry in entries { try? settle(entry, found: nil, failure: Self.unconfirmedFailure) }
+        }
         try? enforceFailedLimits()
     }
 
@@ -74,7 +78,10 @@ extension SyncEngine {
 
     private func settleLookUp(_ batch: [OutboxEntry], found: [Message]) throws {
         let byReqId = Dictionary(found.map { ($0.reqId, $0) }, uniquingKeysWith: { first, _ in first })
-        for entry in batch { try settle(entry, found: byReqId[entry.reqId], failure: Self.unconfirmedFailure) }
+        // One commit for the batch: a relaunch after a crash may settle thousands of rows.
+        try store.batched {
+            for entry in batch { try settle(entry, found: byReqId[entry.reqId], failure: Self.unconfirmedFailure) }
+        }
     }
 
     private func settle(_ entry: OutboxEntry, found: Message?, failure: SyncFailure) throws {

@@ -66,6 +66,13 @@ extension ChatStore {
         return try Row.fetchOne(statement, arguments: [channelURL, messageId]).map { MessageColumns.message(from: $0) }
     }
 
+    /// When the cached message with `messageId` was created, if the cache holds it: a
+    /// one-column read for checks that need no more (applying change logs).
+    static func createdAt(channelURL: String, messageId: Int64, in db: Database) throws -> Int64? {
+        let statement = try db.cachedStatement(sql: "SELECT created_at FROM message WHERE channel_url = ? AND message_id = ?")
+        return try Int64.fetchOne(statement, arguments: [channelURL, messageId])
+    }
+
     /// The cached synced message sent with `reqId`, if any.
     func message(reqId: String) throws -> Message? {
         guard !reqId.isEmpty else { return nil }

@@ -106,12 +106,52 @@ final class ChatStore: Sendable {
     /// Runs reads on the writer connection, outside a transaction: the engine is the only
     /// writer and runs one change at a time, so a read cannot see half of one, and it
     /// skips the reader pool's hand-off and transaction (a page read is one SELECT).
+    ///
+    /// Reentrant, like ``write(_:)``, so that it can run inside ``batched(_:)``.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
-        do { return try writer.writeWithoutTransaction(body) } catch { throw Self.mapped(error, while: "reading the cache") }
+        do { return try writer.unsafeReentrantWrite(body) } catch { throw Self.mapped(error, while: "reading the cache") }
     }
 
+    /// Runs `body` as one transaction, or as a savepoint of the transaction of an
+    /// enclosing ``batched(_:)``: either way a failing `body` undoes only its own changes.
     func write<T>(_ body: (Database) throws -> T) throws -> T {
-        do { return try writer.write(body) } catch { throw Self.mapped(error, while: "writing the cache") }
+        do {
+            return try writer.unsafeReentrantWrite { db in
+                var result: T?
+                try db.inSavepoint {
+                    result = try body(db)
+                    return .commit
+                }
+                return result!  // set: inSavepoint returned without throwing, so body ran to its end
+            }
+        } catch {
+            throw Self.mapped(error, while: "writing the cache")
+        }
+    }
+
+    /// Runs the store calls of `body` in one transaction, so that SQLite commits (and
+    /// writes the changed pages to its log) once instead of once per call: for loops
+    /// that change many rows one by one, such as settling a batch of look-ups.
+    ///
+    /// Each call inside keeps its own all-or-nothing: a failing call undoes only itself
+    /// and its error reaches `body`, as without the batch; what `body` throws is thrown
+    /// after the rest is committed. Only a failing commit loses the whole batch; the
+    /// callers are written so that the file then still holds the state before it (an
+    /// outbox row settled in memory but not in the file is settled again at the next launch).
+    func batched<T>(_ body: () throws -> T) throws -> T {
+        var outcome: Result<T, any Error>?
+        do {
+            try writer.unsafeReentrantWrite { db in
+                try db.inTransaction {
+                    outcome = Result { try body() }
+                    return .commit
+                }
+            }
+        } catch {
+            throw Self.mapped(error, while: "writing the cache")
+        }
+        // Set: inTransaction ran the closure before committing.
+        return try outcome!.get()
     }
 
     /// Turns any error of the storage layer into a ``SyncManagerError``.

@@ -39,10 +39,10 @@ extension SyncEngine {
             // the others arrive with later syncs. An edit never moves a message in time; a
             // copy that does is malformed and skipped.
             let held = try updated.filter { message in
-                guard let cached = try ChatStore.message(channelURL: channelURL, messageId: message.messageId, in: db) else {
+                guard let createdAt = try ChatStore.createdAt(channelURL: channelURL, messageId: message.messageId, in: db) else {
                     return chunks.contains { $0.contains(message.sortKey) }
                 }
-                return cached.createdAt == message.createdAt
+                return createdAt == message.createdAt
             }
             try ChatStore.upsertMessages(held, in: db)
             for id in logs.deletedMessageIds { _ = try ChatStore.deleteMessage(channelURL: channelURL, messageId: id, in: db) }

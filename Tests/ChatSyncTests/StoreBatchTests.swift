@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+
+@testable import ChatSync
+
+/// `ChatStore.batched` groups many store calls into one commit (relaunch settles thousands
+/// of outbox rows that way) without changing what each call does on its own.
+@Suite("Store batches")
+struct StoreBatchTests {
+    private struct Refused: Error {}
+
+    @Test func callsInABatchAreCommittedTogetherAndReadBackInside() throws {
+        let store = try ChatStore.open(path: nil, userId: "alice")
+        let counted = try store.batched {
+            try store.upsertMessages([makeMessage(1, at: 10)])
+            try store.upsertMessages([makeMessage(2, at: 20)])
+            return try store.messageCount()  // a read inside the batch sees its writes
+        }
+        #expect(counted == 2)
+        #expect(try store.messageCount() == 2)
+    }
+
+    @Test func aFailingCallUndoesOnlyItselfAndItsErrorReachesTheBatch() throws {
+        let store = try ChatStore.open(path: nil, userId: "alice")
+        var caught = false
+        try store.batched {
+            try store.upsertMessages([makeMessage(1, at: 10)])
+            do {
+                try store.write { db in
+                    try ChatStore.upsertMessages([makeMessage(2, at: 20)], in: db)
+                    throw Refused()
+                }
+            } catch {
+                caught = true
+            }
+            try store.upsertMessages([makeMessage(3, at: 30)])
+        }
+        #expect(caught)
+        #expect(try store.message(channelURL: "c", messageId: 1) != nil)
+        #expect(try store.message(channelURL: "c", messageId: 2) == nil, "the failed call's write is undone")
+        #expect(try store.message(channelURL: "c", messageId: 3) != nil)
+    }
+
+    @Test func whatTheBatchThrowsComesAfterTheRestIsCommitted() throws {
+        let store = try ChatStore.open(path: nil, userId: "alice")
+        #expect(throws: Refused.self) {
+            try store.batched {
+                try store.upsertMessages([makeMessage(1, at: 10)])
+                throw Refused()
+            }
+        }
+        #expect(try store.messageCount() == 1, "each call keeps its own all-or-nothing, as without the batch")
+    }
+
+    @Test func aClosedStoreRefusesABatchWithAClearError() throws {
+        let store = try ChatStore.open(path: nil, userId: "alice")
+        store.close()
+        #expect(throws: SyncManagerError.self) { try store.batched { try store.upsertMessages([makeMessage(1, at: 10)]) } }
+    }
+}
