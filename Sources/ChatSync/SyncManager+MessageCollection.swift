@@ -7,6 +7,8 @@ extension SyncManager {
     /// ```
     ///
     /// - Parameters:
+    ///   - channelURL: the channel to show.
+    ///   - filter: which messages the view shows; the default shows all.
     ///   - viewpoint: where the view starts, in milliseconds since 1970; `.max` for the newest messages.
     ///   - limit: messages per fetch, in `1...messageCollectionCapacity`.
     /// - Throws: ``SyncManagerError/Code/invalidParameter`` for an empty channel URL or a

@@ -24,8 +24,12 @@ public final class SyncManager: Sendable {
 
     /// Opens the cache of `userId` and validates `options`. Touches no network.
     ///
-    /// - Parameter databasePath: the cache file, created when missing; `nil` keeps
-    ///   the cache in memory.
+    /// - Parameters:
+    ///   - userId: the signed-in user; a cache file belongs to one user.
+    ///   - service: the backend, through which every request and real-time event passes.
+    ///   - databasePath: the cache file, created when missing; `nil` keeps
+    ///     the cache in memory.
+    ///   - options: limits and policies, validated here.
     /// - Throws: ``SyncManagerError`` with ``SyncManagerError/Code/invalidParameter``
     ///   for an empty user id or an option out of range,
     ///   ``SyncManagerError/Code/userMismatch`` for another user's cache,

@@ -1,6 +1,6 @@
 import ChatSync
 
-/// A ``ChatService`` that wraps another and forwards every call to it, so that a test
+/// A `ChatService` that wraps another and forwards every call to it, so that a test
 /// double overrides only the calls it changes (lose a send's answer, hold an event,
 /// count look-ups) instead of writing out all ten.
 ///

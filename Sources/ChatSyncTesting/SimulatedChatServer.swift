@@ -5,7 +5,7 @@ import Foundation
 /// of apps built on it.
 ///
 /// It keeps channels with members, assigns increasing message ids and creation
-/// times from its own clock, answers every ``ChatService`` request (fetch around a
+/// times from its own clock, answers every `ChatService` request (fetch around a
 /// position, change logs, look-up and idempotent send by `reqId`, uploads, edits,
 /// channel pages and change logs) and pushes real-time events to each connected
 /// member. ``setOnline(_:for:)`` cuts one user off; a ``FaultPlan`` makes requests
@@ -20,7 +20,7 @@ import Foundation
 ///                                     databasePath: nil)
 /// ```
 ///
-/// Errors follow ``ChatServiceError``: a non-member gets a permanent `forbidden`,
+/// Errors follow `ChatServiceError`: a non-member gets a permanent `forbidden`,
 /// an unknown channel a permanent `notFound`, an offline user a transient `network`.
 public actor SimulatedChatServer {
     /// The first value of the server clock (2023-11-14T22:13:20Z), fixed so runs repeat.
@@ -82,7 +82,7 @@ public actor SimulatedChatServer {
         random = SeededGenerator(seed: seed)
     }
 
-    /// The ``ChatService`` that acts as `userId`.
+    /// The `ChatService` that acts as `userId`.
     public nonisolated func service(for userId: String) -> any ChatService {
         SimulatedChatService(server: self, userId: userId)
     }
@@ -232,9 +232,13 @@ public actor SimulatedChatServer {
     /// Stores a message as if another client of `userId` sent it, and delivers it in
     /// real time to the connected members.
     ///
-    /// - Parameter createdAt: the creation time; `nil` uses the server clock. A time
-    ///   in the past places the message in history (and in the change logs, so that a
-    ///   client away meanwhile learns of it); the clock never goes backwards.
+    /// - Parameters:
+    ///   - params: what the message carries.
+    ///   - userId: the sender, a member of the channel.
+    ///   - channelURL: the channel to post to.
+    ///   - createdAt: the creation time; `nil` uses the server clock. A time
+    ///     in the past places the message in history (and in the change logs, so that a
+    ///     client away meanwhile learns of it); the clock never goes backwards.
     @discardableResult
     public func post(_ params: MessageParams, from userId: String, to channelURL: String, at createdAt: Int64? = nil) throws -> Message {
         let state = try channelState(channelURL)

@@ -1,7 +1,7 @@
 import ChatSync
 
-/// One user's connection to a ``SimulatedChatServer``: the ``ChatService`` a
-/// ``SyncManager`` under test talks to. Get one with ``SimulatedChatServer/service(for:)``.
+/// One user's connection to a ``SimulatedChatServer``: the `ChatService` a
+/// `SyncManager` under test talks to. Get one with ``SimulatedChatServer/service(for:)``.
 public struct SimulatedChatService: ChatService {
     /// The server behind the connection.
     public let server: SimulatedChatServer

@@ -51,8 +51,13 @@ public struct MessageParams: Sendable, Hashable {
 
     /// A media message whose file is uploaded before the message is sent.
     ///
-    /// - Parameter kind: one of ``MessageKind/image``, ``MessageKind/video``,
-    ///   ``MessageKind/audio`` or ``MessageKind/file``.
+    /// - Parameters:
+    ///   - kind: one of ``MessageKind/image``, ``MessageKind/video``,
+    ///     ``MessageKind/audio`` or ``MessageKind/file``.
+    ///   - localPath: the file on this device; it must stay there until the message is sent.
+    ///   - name: the file name shown to users.
+    ///   - mimeType: the file's MIME type, such as `image/jpeg`.
+    ///   - caption: the text shown with the file; `""` for none.
     public static func file(
         _ kind: MessageKind, localPath: String, name: String, mimeType: String, caption: String = ""
     ) -> MessageParams {

@@ -23,8 +23,11 @@ public protocol ChatService: Sendable {
 
     /// Updates and deletions in a channel since `token`.
     ///
-    /// - Parameter token: a token from an earlier answer, or `nil` for "from now
-    ///   on": the answer then holds no changes, only a token to start from.
+    /// - Parameters:
+    ///   - channelURL: the channel whose changes are asked for.
+    ///   - token: a token from an earlier answer, or `nil` for "from now
+    ///     on": the answer then holds no changes, only a token to start from.
+    ///   - limit: the most changes (updates and deletions together) to answer at once.
     func messageChangeLogs(channelURL: String, token: String?, limit: Int) async throws -> MessageChangeLogs
 
     /// The stored messages of a channel that were sent with any of `reqIds`.
@@ -37,22 +40,31 @@ public protocol ChatService: Sendable {
 
     /// Uploads a media message's file and answers its information with ``FileInfo/url`` set.
     ///
-    /// - Parameter progress: called with the fraction done, from 0 to 1.
+    /// - Parameters:
+    ///   - request: the file and the message it belongs to.
+    ///   - progress: called with the fraction done, from 0 to 1.
     func uploadFile(_ request: UploadRequest, progress: @escaping @Sendable (Double) -> Void) async throws -> FileInfo
 
     /// Changes the text of one of the user's own messages.
     ///
-    /// - Parameter operationId: names this edit in ChatSync's outbox. After a lost
-    ///   response or a relaunch ChatSync sends it again with the same id; a service that
-    ///   can key requests (a Matrix transaction id, an idempotency header) should use it
-    ///   so that the edit is applied once. Setting the same text twice is harmless too.
+    /// - Parameters:
+    ///   - channelURL: the message's channel.
+    ///   - messageId: the message to change.
+    ///   - text: the new text.
+    ///   - operationId: names this edit in ChatSync's outbox. After a lost
+    ///     response or a relaunch ChatSync sends it again with the same id; a service that
+    ///     can key requests (a Matrix transaction id, an idempotency header) should use it
+    ///     so that the edit is applied once. Setting the same text twice is harmless too.
     func updateMessage(channelURL: String, messageId: Int64, text: String, operationId: String) async throws -> Message
 
     /// Deletes one of the user's own messages. Deleting a message that is already gone
     /// should succeed or throw a permanent ``ChatServiceError/Code/notFound``; ChatSync counts both as done.
     ///
-    /// - Parameter operationId: names this deletion in ChatSync's outbox; repeats carry
-    ///   the same id (see ``updateMessage(channelURL:messageId:text:operationId:)``).
+    /// - Parameters:
+    ///   - channelURL: the message's channel.
+    ///   - messageId: the message to delete.
+    ///   - operationId: names this deletion in ChatSync's outbox; repeats carry
+    ///     the same id (see ``updateMessage(channelURL:messageId:text:operationId:)``).
     func deleteMessage(channelURL: String, messageId: Int64, operationId: String) async throws
 
     /// A page of the user's channels.
