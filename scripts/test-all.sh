@@ -47,6 +47,11 @@ swift format lint --strict -r Sources Tests Package.swift Samples/Sources Sample
 
 check_package .
 
+# The DocC catalogs (articles and every public symbol's comment); a broken link, a
+# missing parameter or an ambiguous reference fails CI.
+echo "== documentation: swift package generate-documentation --warnings-as-errors"
+swift package --disable-sandbox generate-documentation --target ChatSync --target ChatSyncTesting --warnings-as-errors
+
 # The root suite again under ThreadSanitizer and AddressSanitizer, each in a build folder
 # of its own; any report fails. The soaks run fewer seeds there (the sanitizers are
 # several times slower); the plain run above has the full counts.

@@ -164,7 +164,7 @@ final class EventRecorder: MessageCollectionHandler {
         return early
     }
 
-    /// The three lists the events build, by the replay rules of Docs/Guarantees.md (Collection events).
+    /// The three lists the events build, by the replay rules of Sources/ChatSync/ChatSync.docc/Guarantees.md (Collection events).
     func replay() -> (succeeded: [Message], pending: [Message], failed: [Message]) {
         var succeeded: [Message] = []
         var pending: [Message] = []
@@ -215,7 +215,7 @@ struct ModelSubject {
     }
 }
 
-/// Checks the guarantees of Docs/Guarantees.md (Collection events) on a collection; answers its
+/// Checks the guarantees of Sources/ChatSync/ChatSync.docc/Guarantees.md (Collection events) on a collection; answers its
 /// succeeded list. A generator passes `context` (its seed, step and log) so that a failure
 /// names the schedule that replays it.
 @discardableResult

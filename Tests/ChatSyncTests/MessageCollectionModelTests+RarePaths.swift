@@ -157,7 +157,7 @@ struct RarePaths {
             let id = subject.collection.id
             guard let watermark = following[id] else { continue }
             if subject.recorder.gapReports > 0 {
-                // Told of a gap: the view stopped following, as Docs/Guarantees.md (Gaps) says; the app would reset it.
+                // Told of a gap: the view stopped following, as Sources/ChatSync/ChatSync.docc/Guarantees.md (Gaps) says; the app would reset it.
                 following[id] = nil
                 continue
             }

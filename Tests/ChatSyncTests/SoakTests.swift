@@ -9,7 +9,7 @@ import Testing
 /// once, mixing alice's sends, cancels, resends, own edits and deletions with other
 /// users' traffic, fault plans (failed requests, lost responses), offline periods,
 /// pauses, viewpoint resets and relaunches on the same file. After every step the
-/// guarantees of Docs/Guarantees.md (Collection events, Outbox and order) are checked; at the end, every message alice sent
+/// guarantees of Sources/ChatSync/ChatSync.docc/Guarantees.md (Collection events, Outbox and order) are checked; at the end, every message alice sent
 /// is on the server exactly once unless its policy says it failed or was dropped.
 ///
 /// A failing schedule names its seed; `SOAK_SEED=N swift test --filter Soak` replays it alone.

@@ -51,7 +51,7 @@ public struct SyncManagerOptions: Sendable {
     /// collections show. Closed channels viewed least lately lose their oldest messages
     /// first; pending and failed messages and the messages of open views are never
     /// evicted, and scrolling back into an evicted range fetches it again. See
-    /// Docs/Guarantees.md, "Bounded cache".
+    /// Sources/ChatSync/ChatSync.docc/Guarantees.md, "Bounded cache".
     public var messageStoreCapacity: Int?
     /// The clock every wait goes through; tests inject a test clock.
     public var clock: any Clock<Duration> = ContinuousClock()
