@@ -32,6 +32,12 @@ final class ChatStore: Sendable {
     static func open(path: String?, userId: String) throws -> ChatStore {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
+        // The pool's connections can meet on a lock: a reader connection opened while the
+        // writer commits may have to rebuild the WAL index, which briefly locks out the
+        // writer. SQLite then reports "database is locked" at once unless told to wait
+        // (found by the soak: a relaunch's first trim opened a reader while a write began).
+        // Every lock here is held for one short transaction, so a few seconds is ample.
+        configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
             // Only a new, empty file can take incremental vacuum (see releaseFreePages), and
             // only before its journal turns to WAL; on any other file the pragma does nothing.
