@@ -13,23 +13,54 @@ fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-# Runs `swift test` with the given arguments into the log. On a failure it ends with a
-# digest of the recorded issues, each with the seed that replays it, so the last lines
-# of a CI run say what failed (the full output above can run to thousands of lines).
+# Runs `swift test` with the given arguments into the log, keeping the terminal to what
+# a reader needs: each failing test, the run's test count and its time. On a failure it
+# ends with the last lines of the output and a digest of the recorded issues, each with
+# the seed that replays it. The full output of every stage stays in .build/ci-logs/.
+mkdir -p .build/ci-logs
+stage=0
+keep_log() {
+    stage=$((stage + 1))
+    cp "$log" ".build/ci-logs/$(printf '%02d' "$stage")-$1.log"
+}
 run_tests() {
-    if ! swift test "$@" 2>&1 | tee "$log"; then
-        echo "== FAILED: swift test $* — the recorded issues (at most 40 lines, each cut at 500 characters)"
+    local start=$SECONDS status=0
+    swift test "$@" > "$log" 2>&1 || status=$?
+    keep_log "swift-test"
+    grep -E "✘" "$log" | cut -c1-300 | head -40 || true
+    if [ "$status" -ne 0 ]; then
+        echo "== FAILED: swift test $* — the last 60 lines of its output, then the recorded issues"
+        tail -60 "$log" | cut -c1-500
+        echo "== the recorded issues (at most 40 lines, each cut at 500 characters)"
         { grep -E "recorded an issue|↳ .*(seed|SEED)" "$log" || echo "no recorded issues: a build error or a crash (above)"; } \
             | cut -c1-500 | head -40 || true
         exit 1
     fi
+    local summary
+    summary=$(grep -E "Test run with [0-9]+ tests?" "$log" | tail -1 | sed -E 's/.*(Test run with [0-9]+ tests? in [0-9]+ suites? [a-z]+ after [0-9.]+ seconds).*/\1/')
+    echo "   ${summary:-no Swift Testing summary}; $((SECONDS - start)) s in all"
+}
+
+# Builds quietly into the log: the terminal gets the warnings and errors, and the tail
+# of the output when the build fails.
+run_build() {
+    local start=$SECONDS status=0
+    swift build "$@" > "$log" 2>&1 || status=$?
+    keep_log "swift-build"
+    grep -E "(warning|error):" "$log" | grep -v '/\.build' | cut -c1-300 | head -60 || true
+    if [ "$status" -ne 0 ]; then
+        tail -40 "$log"
+        echo "== FAILED: swift build $*"
+        exit 1
+    fi
+    echo "   built in $((SECONDS - start)) s"
 }
 
 # Builds and tests one package; any warning from our own sources fails the run.
 check_package() {
     local dir=$1; shift
     echo "== $dir: swift build --build-tests"
-    swift build --package-path "$dir" --build-tests "$@" 2>&1 | tee "$log"
+    run_build --package-path "$dir" --build-tests "$@"
     if grep -E '^/[^ ]*\.swift:[0-9]+:[0-9]+: warning:' "$log" | grep -v '/\.build' | grep -q .; then
         echo "FAIL: compiler warnings in $dir (listed above)"
         exit 1
@@ -58,6 +89,7 @@ swift package --disable-sandbox generate-documentation --target ChatSync --targe
 echo "== .: swift test --sanitize=thread"
 SOAK_SEEDS=250 HOSTILE_SEEDS=100 run_tests --sanitize=thread --scratch-path .build-tsan
 if grep -q "WARNING: ThreadSanitizer" "$log"; then
+    grep -A40 "WARNING: ThreadSanitizer" "$log" | head -200
     echo "FAIL: ThreadSanitizer reports (above)"
     exit 1
 fi
@@ -65,6 +97,7 @@ fi
 echo "== .: swift test --sanitize=address"
 ASAN_OPTIONS=detect_leaks=0 SOAK_SEEDS=250 HOSTILE_SEEDS=100 run_tests --sanitize=address --scratch-path .build-asan
 if grep -q "ERROR: AddressSanitizer" "$log"; then
+    grep -A40 "ERROR: AddressSanitizer" "$log" | head -200
     echo "FAIL: AddressSanitizer reports (above)"
     exit 1
 fi
@@ -72,7 +105,7 @@ fi
 check_package Samples
 
 echo "== Benchmarks: release build and a quick run (figures are printed, not asserted)"
-swift build -c release --package-path Benchmarks 2>&1 | tee "$log"
+run_build -c release --package-path Benchmarks
 if grep -E '^/[^ ]*\.swift:[0-9]+:[0-9]+: warning:' "$log" | grep -v '/\.build' | grep -q .; then
     echo "FAIL: compiler warnings in Benchmarks"
     exit 1

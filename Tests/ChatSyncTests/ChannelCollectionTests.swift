@@ -53,7 +53,7 @@ final class ChannelRecorder: Sendable {
     }
 }
 
-@Suite("ChannelCollection")
+@Suite("ChannelCollection", .capturingLogs)
 struct ChannelCollectionTests {
     /// Twelve channels for alice with varied names, types, creation times and messages.
     private func world(_ harness: Harness) async throws {

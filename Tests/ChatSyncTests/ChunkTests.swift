@@ -2,7 +2,7 @@ import Testing
 
 @testable import ChatSync
 
-@Suite("Chunks")
+@Suite("Chunks", .capturingLogs)
 struct ChunkTests {
     private func chunk(_ start: Int64, _ end: Int64) -> Chunk {
         Chunk(

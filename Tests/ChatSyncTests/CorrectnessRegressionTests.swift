@@ -7,7 +7,7 @@ import Testing
 
 /// One focused test per defect of issue 12, each a path a new user walked; the seeded
 /// generators (the soak, the model tests) walk them too.
-@Suite("Correctness regressions")
+@Suite("Correctness regressions", .capturingLogs)
 struct CorrectnessRegressionTests {
     private func open(_ harness: Harness, viewpoint: Int64 = .max, limit: Int = 50) async throws -> (MessageCollection, EventRecorder) {
         let collection = try await harness.manager.messageCollection(channelURL: Harness.channel, viewpoint: viewpoint, limit: limit)

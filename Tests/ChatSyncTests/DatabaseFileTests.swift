@@ -5,7 +5,7 @@ import Testing
 
 @testable import ChatSync
 
-@Suite("Database files")
+@Suite("Database files", .capturingLogs)
 struct DatabaseFileTests {
     private func open(_ path: String, user: String = "alice") async throws -> SyncManager {
         try await SyncManager(userId: user, service: NeverService(), databasePath: path)

@@ -8,7 +8,7 @@ import Testing
 /// and it was deleted: the service answers the resend with the stored copy (a repeated
 /// `reqId` is the same message), and no real-time echo of it ever comes. Found by the
 /// soak (seed 4019): the message stayed in the failed list, awaiting an echo, for good.
-@Suite("Answers naming a deleted message")
+@Suite("Answers naming a deleted message", .capturingLogs)
 struct DeletedBeforeAnsweredTests {
     /// Kills alice's app with one text in flight, lets the server store it, and relaunches
     /// with the look-up failing, so the message ends failed as unconfirmed. Answers the

@@ -5,7 +5,7 @@ import Testing
 /// The example of the DocC article "Testing your app"
 /// (Sources/ChatSyncTesting/ChatSyncTesting.docc/TestingYourApp.md), compiled and run,
 /// so that the first test a newcomer copies works.
-@Suite("DocC examples")
+@Suite("DocC examples", .capturingLogs)
 struct DocCExampleTests {
     @Test func aMessageFromBobShowsUp() async throws {
         let server = SimulatedChatServer(seed: 1)

@@ -8,7 +8,7 @@ import Testing
 
 /// `messageStoreCapacity`: the cache is trimmed in the background to its capacity,
 /// least useful messages first, without ever lying about what it holds.
-@Suite("Eviction")
+@Suite("Eviction", .capturingLogs)
 struct EvictionTests {
     static let capacity = 200
 

@@ -9,7 +9,7 @@ import Testing
 /// (``HostileService``): the client must never crash, never lose or double a message
 /// the user sent, and keep its cache and views consistent. `HOSTILE_SEEDS=N` runs more
 /// seeds (CI: 400); `HOSTILE_SEED=N` replays one.
-@Suite("Hostile responses")
+@Suite("Hostile responses", .capturingLogs)
 struct HostileResponseTests {
     static let batchCount = 8
 

@@ -4,7 +4,7 @@ import Testing
 
 @testable import ChatSync
 
-@Suite("Lifecycle")
+@Suite("Lifecycle", .capturingLogs)
 struct LifecycleTests {
     @Test func everyThrowingCallThrowsClosedAfterClose() async throws {
         let manager = try await SyncManager(userId: "alice", service: NeverService(), databasePath: nil)
@@ -63,7 +63,7 @@ struct LifecycleTests {
 
 /// Closing a manager gives back every file it opened, so an app that signs users in and
 /// out (or a test that relaunches thousands of times) never runs out of descriptors.
-@Suite("Lifecycle resources", .serialized)
+@Suite("Lifecycle resources", .serialized, .capturingLogs)
 struct LifecycleResourceTests {
     /// The number of open file descriptors of this process (Linux: /proc/self/fd), or
     /// nil where that cannot be read.

@@ -5,7 +5,7 @@ import Testing
 
 /// Answers that decode but describe the wrong thing, each found by the hostile-response
 /// fuzzing (`HostileResponseTests`; seeds 0, 1, 6, 107 and 149 are in its CI range).
-@Suite("Malformed answers")
+@Suite("Malformed answers", .capturingLogs)
 struct MalformedAnswerTests {
     private func makeHarness(history: Int = 0) async throws -> (Harness, HostileService) {
         let server = SimulatedChatServer()

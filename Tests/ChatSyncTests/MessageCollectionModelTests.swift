@@ -7,7 +7,7 @@ import Testing
 
 /// Random schedules of fetches, posts, edits, deletions, offline periods, pauses and
 /// viewpoint resets, with the event guarantees checked after every step.
-@Suite("MessageCollection model")
+@Suite("MessageCollection model", .capturingLogs)
 struct MessageCollectionModelTests {
     /// How many seeds CI runs; `MODEL_SEEDS=N` runs more.
     static let seeds = ScheduleSeeds.model.all

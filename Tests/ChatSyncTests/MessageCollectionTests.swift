@@ -3,7 +3,7 @@ import Testing
 
 @testable import ChatSync
 
-@Suite("MessageCollection")
+@Suite("MessageCollection", .capturingLogs)
 struct MessageCollectionTests {
     private func open(
         _ harness: Harness, filter: MessageFilter = .init(), viewpoint: Int64 = .max, limit: Int = 50

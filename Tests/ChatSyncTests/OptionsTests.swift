@@ -2,7 +2,7 @@ import Testing
 
 @testable import ChatSync
 
-@Suite("Options")
+@Suite("Options", .capturingLogs)
 struct OptionsTests {
     @Test func defaultsAreTheDocumentedOnes() throws {
         let options = SyncManagerOptions()

@@ -7,7 +7,7 @@ import Testing
 /// Random schedules that mix sending, cancelling, resending, fault plans, offline
 /// periods and relaunches (close and reopen the same file) with other users'
 /// traffic, checking after every step the guarantees of Sources/ChatSync/ChatSync.docc/Guarantees.md (Collection events; Outbox and order; Failure, retries and resend policy).
-@Suite("Outbox model")
+@Suite("Outbox model", .capturingLogs)
 struct OutboxModelTests {
     static let seeds = ScheduleSeeds.model.all
 

@@ -84,7 +84,7 @@ extension MessageCollectionEvent {
 }
 
 /// Edits, deletions and corrections through the outbox (Guarantees: Edits and deletions).
-@Suite("Edits and deletions through the outbox")
+@Suite("Edits and deletions through the outbox", .capturingLogs)
 struct OutboxOperationTests {
     /// Alice online with two messages of her own in the channel and a live collection.
     private func setUp(

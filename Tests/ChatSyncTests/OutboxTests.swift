@@ -5,7 +5,7 @@ import Testing
 
 @testable import ChatSync
 
-@Suite("Outbox")
+@Suite("Outbox", .capturingLogs)
 struct OutboxTests {
     /// A collection at the newest edge (fetched online), recording its events.
     private func collection(_ harness: Harness) async throws -> (MessageCollection, EventRecorder) {

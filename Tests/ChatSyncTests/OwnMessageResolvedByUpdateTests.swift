@@ -12,7 +12,7 @@ import Testing
 /// succeeded list and the failed list at once. Found by the simulation soak (a
 /// host-sent message whose answer was lost, then edited; it showed only on some runs,
 /// as the faults fall on whichever request comes first).
-@Suite("Own messages resolved by updates")
+@Suite("Own messages resolved by updates", .capturingLogs)
 struct OwnMessageResolvedByUpdateTests {
     enum Route: String, CaseIterable, Sendable {
         case realTimeUpdate, changeLog, ownEdit

@@ -5,7 +5,7 @@ import Testing
 
 /// The README's code, compiled and run. `scripts/check-readme.py` checks that every
 /// block between the markers below appears in README.md word for word.
-@Suite("README examples")
+@Suite("README examples", .capturingLogs)
 struct ReadmeExampleTests {
     @Test func tour() async throws {
         let cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString)").path

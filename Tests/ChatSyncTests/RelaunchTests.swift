@@ -6,7 +6,7 @@ import Testing
 
 @testable import ChatSync
 
-@Suite("Relaunch and host-sent messages")
+@Suite("Relaunch and host-sent messages", .capturingLogs)
 struct RelaunchTests {
     /// Rewrites outbox states as a crash would have left them.
     private func setStates(_ path: String, _ states: [String: SyncState]) throws {

@@ -8,7 +8,7 @@ import Testing
 /// A cache written by the version before edits went through the outbox (schema 1: no
 /// `outbox_operation` table, no `outbox.text_corrected`) opens with its queued messages
 /// intact, sends them, and takes edits and deletions from then on.
-@Suite("Schema upgrades")
+@Suite("Schema upgrades", .capturingLogs)
 struct SchemaUpgradeTests {
     /// Writes a cache with two messages queued offline, then rewrites it into the layout
     /// schema 1 wrote (what an app updated from that version finds on disk).

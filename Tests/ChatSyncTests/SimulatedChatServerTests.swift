@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@Suite("SimulatedChatServer")
+@Suite("SimulatedChatServer", .capturingLogs)
 struct SimulatedChatServerTests {
     private func server(seed: UInt64 = 0, messages: Int = 0) async throws -> SimulatedChatServer {
         let server = SimulatedChatServer(seed: seed)

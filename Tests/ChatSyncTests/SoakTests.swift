@@ -13,7 +13,7 @@ import Testing
 /// is on the server exactly once unless its policy says it failed or was dropped.
 ///
 /// A failing schedule names its seed; `SOAK_SEED=N swift test --filter Soak` replays it alone.
-@Suite("Simulation soak")
+@Suite("Simulation soak", .capturingLogs)
 struct SoakTests {
     static let channels = [Harness.channel, "random", "team"]
     static let senders = ["bob", "carol"]

@@ -5,7 +5,7 @@ import Testing
 
 /// `ChatStore.batched` groups many store calls into one commit (relaunch settles thousands
 /// of outbox rows that way) without changing what each call does on its own.
-@Suite("Store batches")
+@Suite("Store batches", .capturingLogs)
 struct StoreBatchTests {
     private struct Refused: Error {}
 
@@ -56,5 +56,20 @@ struct StoreBatchTests {
         let store = try ChatStore.open(path: nil, userId: "alice")
         store.close()
         #expect(throws: SyncManagerError.self) { try store.batched { try store.upsertMessages([makeMessage(1, at: 10)]) } }
+    }
+}
+
+/// Connections of one cache file wait for each other's locks instead of failing at once.
+/// (The soak found the race: a reader connection opened while a write began. It hangs on
+/// thread timing, so no seed replays it; this checks the setting that closes it.)
+@Suite("Store locks", .capturingLogs)
+struct StoreLockTests {
+    @Test func theStoreAsksSQLiteToWaitOnALockedDatabase() throws {
+        let folder = try TemporaryDirectory()
+        defer { folder.cleanUp() }
+        let store = try ChatStore.open(path: folder.path("cache.sqlite"), userId: "alice")
+        defer { store.close() }
+        let timeout = try store.read { db in try Int.fetchOne(db, sql: "PRAGMA busy_timeout") }
+        #expect((timeout ?? 0) >= 1_000, "milliseconds SQLite waits for another connection's lock")
     }
 }

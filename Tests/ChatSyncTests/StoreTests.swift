@@ -4,7 +4,7 @@ import Testing
 
 @testable import ChatSync
 
-@Suite("Store")
+@Suite("Store", .capturingLogs)
 struct StoreTests {
     /// Ten messages, three of them sharing createdAt 20 and two sharing 30, ids not in time order.
     private static let timeline: [Message] = [

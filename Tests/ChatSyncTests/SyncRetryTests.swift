@@ -7,7 +7,7 @@ import Testing
 /// A sync after reconnecting that the service does not answer is tried again with
 /// backoff (found by the simulation soak, seed 2416: a deletion made while offline
 /// stayed in the view because the change-log request after reconnecting was lost).
-@Suite("Sync retries")
+@Suite("Sync retries", .capturingLogs)
 struct SyncRetryTests {
     /// A view of "general" holding the 5 messages of its history, online.
     private func followingView(_ clock: TestClock<Duration>) async throws -> (Harness, MessageCollection, EventRecorder) {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import ChatSync
 
-@Suite("Value types")
+@Suite("Value types", .capturingLogs)
 struct ValueTypeTests {
     private func roundTrip<T: Codable & Equatable>(_ value: T) throws {
         let data = try JSONEncoder().encode(value)
