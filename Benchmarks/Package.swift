@@ -6,7 +6,7 @@ import PackageDescription
 let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
 
 // Release-mode benchmarks of ChatSync against the same work done with the raw SQLite
-// C API. Run: swift run -c release --package-path Benchmarks chatsync-bench [--quick]
+// C API. Run: swift run -c release --package-path Benchmarks chatsync-bench [--quick] (--help lists every option)
 let package = Package(
     name: "ChatSyncBenchmarks",
     platforms: [.macOS(.v15), .iOS(.v18)],
@@ -14,6 +14,7 @@ let package = Package(
         .package(path: ".."),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         .executableTarget(
@@ -23,6 +24,7 @@ let package = Package(
                 .product(name: "ChatSyncTesting", package: root),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         )
     ],
