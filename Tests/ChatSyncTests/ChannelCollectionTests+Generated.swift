@@ -91,6 +91,11 @@ extension ChannelCollectionTests {
             collection = try await harness.manager.channelCollection(query: query)
             recorder = ChannelRecorder(collection)
         }
+        // Its observable model and a later read of `events` (issue 18), renewed at random as
+        // a reappearing screen renews them, from a generator of their own.
+        var screens = SeededGenerator(seed: seed &+ 10_000_000)
+        var model = await ChannelCollectionModel(collection: collection)
+        var later = ChannelRecorder(collection)
         var running = true
         var log: [String] = []
         for _ in 0..<30 {
@@ -115,10 +120,18 @@ extension ChannelCollectionTests {
                 "delete \(target)", "leave \(target)", running ? "resume" : "pause", "-",
             ]
             log.append(action < 3 || action > 7 || exists ? names[action] : "-")
+            if Int.random(in: 0..<4, using: &screens) == 0 {
+                log.append("new model and events read")
+                (model, later) = (await ChannelCollectionModel(collection: collection), ChannelRecorder(collection))
+            }
             await harness.settle()
             await recorder.drain()
             let channels = await collection.channels
             #expect(recorder.replay() == channels, "seed \(seed)")
+            await model.catchUp()
+            #expect(await model.channels == channels, "seed \(seed): the model shows the list; steps \(log)")
+            let laterRead = later
+            #expect(await eventually { laterRead.replay() == channels }, "seed \(seed): a later events read replays to the list")
             #expect(channels == channels.sorted { query.order.sortsBefore($0, $1) }, "seed \(seed): in query order")
             #expect(Set(channels.map(\.channelURL)).count == channels.count, "seed \(seed): no duplicates")
             #expect(channels.allSatisfy(query.matches), "seed \(seed): filtered")

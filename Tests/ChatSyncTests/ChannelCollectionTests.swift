@@ -28,20 +28,7 @@ final class ChannelRecorder: Sendable {
     }
 
     /// The list the events build (Guarantees: Channel list), sorted by the query's order.
-    func replay() -> [Channel] {
-        var list: [Channel] = []
-        for case .channels(let action, let channels) in events {
-            let urls = Set(channels.map(\.channelURL))
-            switch action {
-            case .insert: list += channels
-            case .update: list = list.map { old in channels.first { $0.channelURL == old.channelURL } ?? old }
-            case .move: list = list.filter { !urls.contains($0.channelURL) } + channels
-            case .remove: list.removeAll { urls.contains($0.channelURL) }
-            case .clear: list.removeAll()
-            }
-        }
-        return list.sorted { collection.query.order.sortsBefore($0, $1) }
-    }
+    func replay() -> [Channel] { replayChannels(events, collection.query) }
 
     func actions(for channelURL: String) -> [ChannelEventAction] {
         events.compactMap { event in

@@ -165,32 +165,38 @@ final class EventRecorder: MessageCollectionHandler {
     }
 
     /// The three lists the events build, by the replay rules of Sources/ChatSync/ChatSync.docc/Guarantees.md (Collection events).
-    func replay() -> (succeeded: [Message], pending: [Message], failed: [Message]) {
-        var succeeded: [Message] = []
-        var pending: [Message] = []
-        var failed: [Message] = []
-        func apply(_ action: MessageEventAction, _ messages: [Message], to list: inout [Message], id: (Message) -> String) {
-            switch action {
-            case .insert: list += messages
-            case .update:
-                for message in messages {
-                    if let index = list.firstIndex(where: { id($0) == id(message) }) { list[index] = message }
-                }
-            case .remove: list.removeAll { existing in messages.contains { id($0) == id(existing) } }
-            case .clear: list.removeAll()
+    func replay() -> (succeeded: [Message], pending: [Message], failed: [Message]) { replayEvents(events) }
+
+    /// The collection's further consumers, checked with it by `checkInvariants`.
+    let consumers = Mutex<FurtherConsumers?>(nil)
+}
+
+/// The three lists `events` build, by the replay rules of Sources/ChatSync/ChatSync.docc/Guarantees.md (Collection events).
+func replayEvents(_ events: [MessageCollectionEvent]) -> (succeeded: [Message], pending: [Message], failed: [Message]) {
+    var succeeded: [Message] = []
+    var pending: [Message] = []
+    var failed: [Message] = []
+    func apply(_ action: MessageEventAction, _ messages: [Message], to list: inout [Message], id: (Message) -> String) {
+        switch action {
+        case .insert: list += messages
+        case .update:
+            for message in messages {
+                if let index = list.firstIndex(where: { id($0) == id(message) }) { list[index] = message }
             }
+        case .remove: list.removeAll { existing in messages.contains { id($0) == id(existing) } }
+        case .clear: list.removeAll()
         }
-        for event in events {
-            switch event {
-            case .succeeded(let action, let messages): apply(action, messages, to: &succeeded) { String($0.messageId) }
-            case .pending(let action, let messages): apply(action, messages, to: &pending) { $0.reqId }
-            case .failed(let action, let messages, _): apply(action, messages, to: &failed) { $0.reqId }
-            default: break
-            }
-        }
-        succeeded.sort { $0.sortKey < $1.sortKey }
-        return (succeeded, pending, failed)
     }
+    for event in events {
+        switch event {
+        case .succeeded(let action, let messages): apply(action, messages, to: &succeeded) { String($0.messageId) }
+        case .pending(let action, let messages): apply(action, messages, to: &pending) { $0.reqId }
+        case .failed(let action, let messages, _): apply(action, messages, to: &failed) { $0.reqId }
+        default: break
+        }
+    }
+    succeeded.sort { $0.sortKey < $1.sortKey }
+    return (succeeded, pending, failed)
 }
 
 /// A collection under a model-based test, with its recorder and filter.
@@ -211,6 +217,7 @@ struct ModelSubject {
         await collection.setHandler(recorder)
         try await collection.fetchPendingMessages()
         try await collection.fetchFailedMessages()
+        await recorder.attachConsumers(to: collection)
         return ModelSubject(collection: collection, recorder: recorder, filter: filter)
     }
 }
@@ -243,6 +250,10 @@ func checkInvariants(
         "never in two lists: \(twice) in succeeded \(succeeded.filter { twice.contains($0.reqId) }) pending \(pending.filter { twice.contains($0.reqId) }) failed \(failed.filter { twice.contains($0.reqId) }) \(context)",
         sourceLocation: sourceLocation)
     #expect(succeeded.count <= 1000, "\(context)", sourceLocation: sourceLocation)
+    if let consumers = recorder.consumers.withLock({ $0 }) {
+        await consumers.check(
+            against: (succeeded, pending, failed), handled: recorder.events, context: context, sourceLocation: sourceLocation)
+    }
     return succeeded
 }
 

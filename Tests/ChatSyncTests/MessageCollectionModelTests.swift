@@ -23,6 +23,8 @@ struct MessageCollectionModelTests {
         // A small cache in three schedules of four, drawn apart too: evictions then run
         // beside the views (beyond their windows) while they fetch and follow the channel.
         var capacities = SeededGenerator(seed: seed &+ 8_000_000)
+        // Screens that reappear (issue 18), from a generator of their own too.
+        var screens = SeededGenerator(seed: seed &+ 10_000_000)
         let capacity = Int.random(in: 0..<4, using: &capacities) == 0 ? nil : 200
         let stepSize = Int.random(in: 1...40, using: &capacities)
         let harness = try await Harness.make(seed: seed) {
@@ -50,6 +52,7 @@ struct MessageCollectionModelTests {
                 channelURL: Harness.channel, filter: filter, viewpoint: viewpoint, limit: Int.random(in: 1...15, using: &random))
             let recorder = EventRecorder()
             await collection.setHandler(recorder)
+            await recorder.attachConsumers(to: collection)
             subjects.append(ModelSubject(collection: collection, recorder: recorder, filter: filter))
             if viewpoint == .max { rare.following[collection.id] = await server.newestKey }
         }
@@ -124,6 +127,7 @@ struct MessageCollectionModelTests {
                 try await rare.walk(
                     harness, &subjects, online: online, running: running, random: &paths, log: &log)
             }
+            await reappearingScreen(subjects, random: &screens, log: &log)
             await harness.settle()
             try await rare.check(
                 harness, subjects, online: online, running: running, context: "seed \(seed) step \(step) \(log.suffix(10))")

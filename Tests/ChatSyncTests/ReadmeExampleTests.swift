@@ -115,4 +115,28 @@ struct ReadmeExampleTests {
         #expect(manager.options.messageStoreCapacity == 100_000)
         await manager.close()
     }
+
+    @MainActor
+    @Test func observableModels() async throws {
+        let server = SimulatedChatServer(seed: 2)
+        try await server.createChannel("general", members: ["alice", "bob"], name: "General")
+        for index in 0..<60 { try await server.post(.text("m\(index)"), from: "bob", to: "general") }
+        let manager = try await SyncManager(userId: "alice", service: server.service(for: "alice"), databasePath: nil)
+        await manager.resumeSync()
+        // README-BEGIN observable
+        // On the main actor: models that SwiftUI (or any Observation user) watches.
+        let chat = MessageCollectionModel(collection: try await manager.messageCollection(channelURL: "general"))
+        await chat.loadOutbox()  // unsent and failed messages from before
+        await chat.loadOlder()  // the newest page; returns once `succeededMessages` shows it
+        print(chat.succeededMessages.count, chat.hasOlder, chat.isLoadingOlder, chat.lastError as Any)
+
+        let inbox = ChannelCollectionModel(collection: try await manager.channelCollection())
+        await inbox.loadNextPage()
+        print(inbox.channels.map(\.name), inbox.hasMore)
+        // README-END
+        #expect(chat.succeededMessages.map(\.text) == (10..<60).map { "m\($0)" })
+        #expect(chat.hasOlder && !chat.isLoadingOlder && chat.lastError == nil)
+        #expect(inbox.channels.map(\.name) == ["General"] && !inbox.hasMore)
+        await manager.close()
+    }
 }

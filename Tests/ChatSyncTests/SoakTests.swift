@@ -63,6 +63,8 @@ struct SoakTests {
         var writes = SeededGenerator(seed: seed &+ 4_000_000)
         // The small cache and the browsed channels (issue 16), from a generator of their own.
         var browsing = SeededGenerator(seed: seed &+ 7_000_000)
+        // Screens that reappear (issue 18), from a generator of their own too.
+        var screens = SeededGenerator(seed: seed &+ 10_000_000)
         let capacity = Self.capacity(using: &browsing)
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
@@ -195,6 +197,7 @@ struct SoakTests {
             if Int.random(in: 0..<3, using: &browsing) == 0 {
                 try await browse(harness, random: &browsing, state: &state, context: context(step, state.log))
             }
+            await reappearingScreen(subjects.map(\.model), random: &screens, log: &state.log)
             var plan = state.faulty ? FaultPlan(failRequestRate: 0.2, loseResponseRate: 0.2) : FaultPlan()
             plan.permanentErrorTexts = badTexts
             await server.setFaults(plan)

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The user's channels, cached and live, in the order of a ``ChannelListQuery``.
 ///
 /// ```swift
@@ -15,16 +17,32 @@
 public final class ChannelCollection: Sendable {
     /// What the collection lists.
     public let query: ChannelListQuery
-    /// The collection's events, created with it; buffered without limit, for one consumer.
-    public let events: AsyncStream<ChannelCollectionEvent>
+    /// The collection's events, buffered without limit.
+    ///
+    /// The first read of `events` answers the stream created with the collection: every
+    /// event since it opened. Each later read answers a new subscription of its own, which
+    /// starts with the loaded channels as one insertion (none when there are none) as they
+    /// are when it is registered, in the background right after the read, and then carries
+    /// every event from there, so that two loops over `events` never split the events
+    /// between them. (One stream still has one consumer: iterate a stream you stored in
+    /// one loop only.) A subscription of a removed collection ends at once.
+    public var events: AsyncStream<ChannelCollectionEvent> {
+        if let first = firstEvents.withLock({ $0.take() }) { return first }
+        let (stream, continuation) = AsyncStream<ChannelCollectionEvent>.makeStream(bufferingPolicy: .unbounded)
+        let (engine, id) = (engine, id)
+        Task { await engine.subscribe(toChannelView: id, .events(continuation)) }
+        return stream
+    }
 
     let id: Int
     let engine: SyncEngine
+    /// The stream created with the collection, until `events` is first read.
+    private let firstEvents: Mutex<AsyncStream<ChannelCollectionEvent>?>
 
     init(id: Int, query: ChannelListQuery, events: AsyncStream<ChannelCollectionEvent>, engine: SyncEngine) {
         self.id = id
         self.query = query
-        self.events = events
+        self.firstEvents = Mutex(events)
         self.engine = engine
     }
 

@@ -29,6 +29,8 @@ final class ChannelView {
     private(set) var isFetchingOwedPage = false
     private var owedPageWaiters: [CheckedContinuation<Void, Never>] = []
     private let continuation: AsyncStream<ChannelCollectionEvent>.Continuation
+    /// Further `events` streams and observable models.
+    let subscribers = EventSubscribers<ChannelCollectionEvent>()
     /// Events sent so far, so a test can tell when a consumer has read them all.
     private(set) var emittedCount = 0
 
@@ -41,6 +43,7 @@ final class ChannelView {
     func finish() {
         finishOwedPage()
         continuation.finish()
+        subscribers.finishAll()
     }
 
     /// Marks the owed page as being fetched.
@@ -62,6 +65,7 @@ final class ChannelView {
     private func emit(_ event: ChannelCollectionEvent) {
         emittedCount += 1
         continuation.yield(event)
+        subscribers.yield(event)
     }
 
     /// Whether `channel` belongs in the view.

@@ -1,4 +1,5 @@
-/// Where a collection's events go: its `events` stream and, when set, its handler.
+/// Where a collection's events go: its first `events` stream, its further subscriptions
+/// and, when set, its handler.
 ///
 /// Background work may emit between the collection's creation and `setHandler`, and an
 /// app cannot close that window itself, so what was emitted before a handler was first
@@ -14,6 +15,8 @@ final class CollectionEventOutlet {
     static let earlyEventLimit = 1_000
     /// The public handle, for handler callbacks; weak so a dropped collection can go away.
     weak var collection: MessageCollection?
+    /// Further `events` streams and observable models.
+    let subscribers = EventSubscribers<MessageCollectionEvent>()
 
     init(continuation: AsyncStream<MessageCollectionEvent>.Continuation) {
         self.continuation = continuation
@@ -36,9 +39,10 @@ final class CollectionEventOutlet {
         earlyEvents = nil
     }
 
-    /// Sends an event to the stream and the handler, in that order.
+    /// Sends an event to the streams and the handler, in that order.
     func emit(_ event: MessageCollectionEvent) {
         continuation.yield(event)
+        subscribers.yield(event)
         if let handler, let collection {
             event.deliver(to: handler, from: collection)
         } else if let kept = earlyEvents?.count {
@@ -46,10 +50,11 @@ final class CollectionEventOutlet {
         }
     }
 
-    /// Ends the event stream; no event follows.
+    /// Ends the event streams; no event follows.
     func finish() {
         handler = nil
         earlyEvents = nil
         continuation.finish()
+        subscribers.finishAll()
     }
 }

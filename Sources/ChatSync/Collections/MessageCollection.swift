@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A paginated, live view of one channel's messages, served from the local cache.
 ///
 /// A collection starts at a viewpoint (``SyncManager/messageCollection(channelURL:filter:viewpoint:limit:)``;
@@ -39,11 +41,28 @@ public final class MessageCollection: Sendable {
     public let filter: MessageFilter
     /// How many messages one fetch delivers at most.
     public let limit: Int
-    /// The collection's events, created with it; buffered without limit, for one consumer.
-    public let events: AsyncStream<MessageCollectionEvent>
+    /// The collection's events, buffered without limit.
+    ///
+    /// The first read of `events` answers the stream created with the collection: every
+    /// event since it opened. Each later read answers a new subscription of its own, which
+    /// starts with the lists as insertions (`.succeeded`, `.pending`, `.failed`; none for
+    /// an empty list) as they are when it is registered, in the background right after the
+    /// read, and then carries every event from there, so that two loops over
+    /// `events` never split the events between them and each one's replay gives the lists.
+    /// (One stream still has one consumer: iterate a stream you stored in one loop only.)
+    /// A subscription of a removed collection ends at once.
+    public var events: AsyncStream<MessageCollectionEvent> {
+        if let first = firstEvents.withLock({ $0.take() }) { return first }
+        let (stream, continuation) = AsyncStream<MessageCollectionEvent>.makeStream(bufferingPolicy: .unbounded)
+        let (engine, id) = (engine, id)
+        Task { await engine.subscribe(toView: id, .events(continuation)) }
+        return stream
+    }
 
     let id: Int
     let engine: SyncEngine
+    /// The stream created with the collection, until `events` is first read.
+    private let firstEvents: Mutex<AsyncStream<MessageCollectionEvent>?>
 
     init(
         id: Int, channelURL: String, filter: MessageFilter, limit: Int, events: AsyncStream<MessageCollectionEvent>,
@@ -53,7 +72,7 @@ public final class MessageCollection: Sendable {
         self.channelURL = channelURL
         self.filter = filter
         self.limit = limit
-        self.events = events
+        self.firstEvents = Mutex(events)
         self.engine = engine
     }
 

@@ -51,3 +51,8 @@ extension SyncEngine {
             + " live=\(channels[view.channelURL]?.liveEdge.map(String.init(describing:)) ?? "nil")"
     }
 }
+
+extension SyncEngine {
+    /// How many further consumers (later `events` reads, observable models) message view `id` has.
+    func subscriberCount(ofView id: Int) -> Int { views[id]?.outlet.subscribers.count ?? 0 }
+}

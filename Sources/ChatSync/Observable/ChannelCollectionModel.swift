@@ -1,0 +1,117 @@
+import Observation
+
+/// A ``ChannelCollection`` as an `@Observable` model for SwiftUI (or any Observation user).
+///
+/// ``channels`` follows the collection's list through a subscription of its own (see
+/// ``ChannelCollection/events``), on the main actor; the loading state, `hasMore` and the
+/// last error come from ``loadNextPage()``. It imports no UI framework.
+///
+/// ```swift
+/// struct ChannelListScreen: View {
+///     @State var model: ChannelCollectionModel
+///
+///     var body: some View {
+///         List {
+///             ForEach(model.channels, id: \.channelURL) { Text($0.name) }
+///             if model.hasMore {
+///                 ProgressView().task { await model.loadNextPage() }
+///             }
+///         }
+///     }
+/// }
+/// // ChannelListScreen(model: ChannelCollectionModel(collection: list))
+/// ```
+///
+/// ``channels`` changes a moment after the collection does (one hop to the main actor).
+/// ``loadNextPage()`` returns once it shows the page, and ``catchUp()`` waits until it
+/// shows every change made before it was called. The model owns its collection.
+@MainActor
+@Observable
+public final class ChannelCollectionModel {
+    /// The collection the model follows.
+    public let collection: ChannelCollection
+    /// The loaded channels, in the query's order, as in ``ChannelCollection/channels``.
+    public private(set) var channels: [Channel] = []
+    /// A ``loadNextPage()`` is running.
+    public private(set) var isLoading = false
+    /// Whether more channels may remain: `true` until a ``loadNextPage()`` reports the end.
+    public private(set) var hasMore = true
+    /// The error of the last load that failed; cleared by the next load that succeeds.
+    public private(set) var lastError: (any Error)?
+
+    /// The subscription's token, once the engine registered it (`nil`: the collection was
+    /// already removed).
+    private let subscription: Task<Int?, Never>
+
+    /// Follows `collection` from its current channels on.
+    public init(collection: ChannelCollection) {
+        self.collection = collection
+        let (stream, continuation) = AsyncStream<SubscriptionItem<ChannelCollectionEvent>>.makeStream(
+            bufferingPolicy: .unbounded)
+        let (engine, id) = (collection.engine, collection.id)
+        subscription = Task { await engine.subscribe(toChannelView: id, .items(continuation)) }
+        // Reads until the stream ends, so every marker is answered even after the model is gone.
+        Task { [weak self] in
+            for await item in stream {
+                switch item {
+                case .event(let event): self?.apply(event)
+                case .marker(let reached): reached.resume()
+                }
+            }
+        }
+    }
+
+    deinit {
+        let (engine, id, subscription) = (collection.engine, collection.id, subscription)
+        Task {
+            guard let token = await subscription.value else { return }
+            await engine.unsubscribe(token, fromChannelView: id)
+        }
+    }
+
+    /// Loads the next page (``ChannelCollection/fetch()``), unless a load is running;
+    /// returns once ``channels`` shows it. An error goes to ``lastError``.
+    public func loadNextPage() async {
+        guard !isLoading else { return }
+        isLoading = true
+        defer { isLoading = false }
+        do {
+            hasMore = try await collection.fetch()
+            lastError = nil
+        } catch {
+            lastError = error
+        }
+        await catchUp()
+    }
+
+    /// Returns once ``channels`` shows every change the collection made before this call.
+    public func catchUp() async {
+        guard let token = await subscription.value else { return }
+        let (engine, id) = (collection.engine, collection.id)
+        await withCheckedContinuation { reached in
+            Task { await engine.mark(token, ofChannelView: id, reached) }
+        }
+    }
+
+    // MARK: - Events
+
+    /// Keeps ``channels`` in the query's order: each arrival, change or move is placed by
+    /// binary search.
+    private func apply(_ event: ChannelCollectionEvent) {
+        guard case .channels(let action, let changed) = event else { return }
+        let order = collection.query.order
+        switch action {
+        case .insert, .update, .move:
+            let urls = Set(changed.map(\.channelURL))
+            if action != .insert { channels.removeAll { urls.contains($0.channelURL) } }
+            for channel in changed {
+                channels.insert(channel, at: channels.partitionPoint { order.sortsBefore($0, channel) })
+            }
+        case .remove:
+            let urls = Set(changed.map(\.channelURL))
+            channels.removeAll { urls.contains($0.channelURL) }
+        case .clear:
+            channels.removeAll()
+        }
+    }
+}

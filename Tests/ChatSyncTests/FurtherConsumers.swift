@@ -1,0 +1,89 @@
+import ChatSyncTesting
+import Synchronization
+import Testing
+
+@testable import ChatSync
+
+/// Every event of a stream, read by a loop of its own as they come.
+final class EventLog: Sendable {
+    /// A box, so that the reading loop holds the storage and not the log.
+    private final class Storage: Sendable {
+        let events = Mutex<[MessageCollectionEvent]>([])
+    }
+    private let storage = Storage()
+
+    init(reading stream: AsyncStream<MessageCollectionEvent>) {
+        let storage = storage
+        Task { for await event in stream { storage.events.withLock { $0.append(event) } } }
+    }
+
+    var events: [MessageCollectionEvent] { storage.events.withLock { $0 } }
+}
+
+/// A collection's consumers besides its handler (issue 18), as a SwiftUI app has them: an
+/// observable model, the first read of `events` and a later read (a subscription that
+/// starts from the lists). `checkInvariants` checks them with the collection, so every
+/// model-based test and soak walks them.
+final class FurtherConsumers: Sendable {
+    let model: MessageCollectionModel
+    /// The first read of `events`; `nil` for consumers that replaced earlier ones (the
+    /// first read is made once).
+    private let first: EventLog?
+    private let later: EventLog
+
+    private init(model: MessageCollectionModel, first: EventLog?, later: EventLog) {
+        (self.model, self.first, self.later) = (model, first, later)
+    }
+
+    /// Opens the consumers of `collection`; `replacing` keeps that one's first read.
+    static func open(_ collection: MessageCollection, replacing old: FurtherConsumers?) async -> FurtherConsumers {
+        let first = old == nil ? EventLog(reading: collection.events) : old?.first
+        let later = EventLog(reading: collection.events)
+        let model = await MessageCollectionModel(collection: collection)
+        return FurtherConsumers(model: model, first: first, later: later)
+    }
+
+    /// The model shows exactly the lists once caught up; each stream replays to them (the
+    /// first one is exactly what the handler got).
+    func check(
+        against lists: (succeeded: [Message], pending: [Message], failed: [Message]), handled: [MessageCollectionEvent],
+        context: String, sourceLocation: SourceLocation
+    ) async {
+        await model.catchUp()
+        let shown = await (model.succeededMessages, model.pendingMessages, model.failedMessages)
+        #expect(shown.0 == lists.succeeded, "the model shows the succeeded list \(context)", sourceLocation: sourceLocation)
+        #expect(shown.1 == lists.pending, "the model shows the pending list \(context)", sourceLocation: sourceLocation)
+        #expect(shown.2 == lists.failed, "the model shows the failed list \(context)", sourceLocation: sourceLocation)
+        let later = later
+        #expect(
+            await eventually {
+                let replayed = replayEvents(later.events)
+                return replayed.succeeded == lists.succeeded && replayed.pending == lists.pending
+                    && replayed.failed == lists.failed
+            }, "a later read of events replays to the lists \(context)", sourceLocation: sourceLocation)
+        if let first {
+            #expect(
+                await eventually { first.events == handled }, "the first read of events is what the handler got \(context)",
+                sourceLocation: sourceLocation)
+        }
+    }
+}
+
+extension EventRecorder {
+    /// Opens further consumers of `collection` (again: a new model and a new later read,
+    /// as a screen that reappears makes them), to be checked with it.
+    func attachConsumers(to collection: MessageCollection) async {
+        let old = consumers.withLock { $0 }
+        let opened = await FurtherConsumers.open(collection, replacing: old)
+        consumers.withLock { $0 = opened }
+    }
+}
+
+/// A step of the generated tests and the soak: in one schedule step of four, one
+/// collection's screen reappears, with a new observable model and a new read of `events`
+/// (each starts from the lists as they are then, in whatever state the schedule left).
+func reappearingScreen(_ subjects: [ModelSubject], random: inout SeededGenerator, log: inout [String]) async {
+    guard Int.random(in: 0..<4, using: &random) == 0, let subject = subjects.randomElement(using: &random) else { return }
+    log.append("a new model and events read for \(subject.filter)")
+    await subject.recorder.attachConsumers(to: subject.collection)
+}
