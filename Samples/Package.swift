@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         .target(
@@ -46,10 +47,20 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(name: "chat-server", dependencies: ["ChatServer"]),
+        .executableTarget(
+            name: "chat-server",
+            dependencies: [
+                "ChatServer", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .executableTarget(
             name: "chat-demo",
-            dependencies: ["ChatServer", "ChatServerClient", .product(name: "ChatSync", package: root)]
+            dependencies: [
+                "ChatServer", "ChatServerClient", .product(name: "ChatSync", package: root),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
         // The crash-kill soak's victim (see Tests/SamplesTests/CrashKillTests.swift); the
         // test target depends on it so that it is built before the tests run.
@@ -59,10 +70,14 @@ let package = Package(
                 "ChatServerClient", .product(name: "ChatSync", package: root), .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The test target also depends on chat-server and chat-demo, so that
+        // CommandLineTests can `@testable import` their commands and parse arguments in-process.
         .testTarget(
             name: "SamplesTests",
             dependencies: [
-                "ChatServer", "ChatServerClient", "crash-sender", .product(name: "ChatSync", package: root),
+                "ChatServer", "ChatServerClient", "crash-sender", "chat-server", "chat-demo",
+                .product(name: "ChatSync", package: root),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ChatSyncTesting", package: root),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -113,7 +113,13 @@ public final class ChatServer: Sendable {
             logger: logger)
         // A service group of its own, so that stop() can shut it down gracefully.
         let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
-        let task = Task { try await group.run() }
+        // The stream also ends when the group stops, so that a server that never listens
+        // (its port taken, its host unknown) ends the wait below and its error is thrown
+        // instead of start() waiting forever.
+        let task = Task {
+            defer { listening.continuation.finish() }
+            try await group.run()
+        }
         var ports = listening.stream.makeAsyncIterator()
         guard let bound = await ports.next() else {
             await group.triggerGracefulShutdown()

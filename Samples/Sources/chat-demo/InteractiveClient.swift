@@ -4,38 +4,27 @@ import Foundation
 import Logging
 
 /// A line-based chat client: plain lines send, commands start with "/".
-struct InteractiveClient {
-    var server = ""
-    var user = ""
-    var token = ""
-    var database = ""
-    var channel = "general"
+/// Equatable so that the command-line tests can compare what the options parsed to.
+struct InteractiveClient: Equatable {
+    /// The channel opened when `--channel` is not given; chat-server's README example creates it.
+    static let defaultChannel = "general"
+
+    /// The server's base URL (checked by `ChatDemoCommand.serverURL`).
+    let server: String
+    /// The user id, which must match the token's user on the server.
+    let user: String
+    /// The bearer token chat-server printed for `user`.
+    let token: String
+    /// The path of the client's SQLite cache.
+    let database: String
+    /// The URL of the channel shown and written to.
+    var channel = InteractiveClient.defaultChannel
 
     static let help = """
         commands: /history (older messages)  /offline  /online  /failed  /resend N  /jump <ms since 1970 or HH:MM>  /quit
                   /edit N text  /delete N  (N: 1 is your newest message in the view, 2 the one before, ...)
         anything else is sent as a message; edits and deletions work offline too
         """
-
-    init(arguments: [String]) throws {
-        var iterator = arguments.makeIterator()
-        while let argument = iterator.next() {
-            guard let value = iterator.next() else { throw DemoError("\(argument) needs a value") }
-            switch argument {
-            case "--server": server = value
-            case "--user": user = value
-            case "--token": token = value
-            case "--db": database = value
-            case "--channel": channel = value
-            default:
-                throw DemoError(
-                    "unknown argument \(argument); usage: chat-demo --server URL --user NAME --token T --db PATH [--channel URL]")
-            }
-        }
-        guard !server.isEmpty, !user.isEmpty, !token.isEmpty, !database.isEmpty else {
-            throw DemoError("usage: chat-demo --server URL --user NAME --token T --db PATH [--channel URL]")
-        }
-    }
 
     static func line(_ message: Message) -> String {
         let time = DateFormatter.localizedString(
