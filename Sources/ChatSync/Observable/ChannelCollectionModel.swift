@@ -39,35 +39,20 @@ public final class ChannelCollectionModel {
     /// The error of the last load that failed; cleared by the next load that succeeds.
     public private(set) var lastError: (any Error)?
 
-    /// The subscription's token, once the engine registered it (`nil`: the collection was
-    /// already removed).
-    private let subscription: Task<Int?, Never>
+    private let subscription: ModelSubscription<ChannelCollectionEvent>
 
     /// Follows `collection` from its current channels on.
     public init(collection: ChannelCollection) {
         self.collection = collection
-        let (stream, continuation) = AsyncStream<SubscriptionItem<ChannelCollectionEvent>>.makeStream(
-            bufferingPolicy: .unbounded)
         let (engine, id) = (collection.engine, collection.id)
-        subscription = Task { await engine.subscribe(toChannelView: id, .items(continuation)) }
-        // Reads until the stream ends, so every marker is answered even after the model is gone.
-        Task { [weak self] in
-            for await item in stream {
-                switch item {
-                case .event(let event): self?.apply(event)
-                case .marker(let reached): reached.resume()
-                }
-            }
-        }
+        subscription = ModelSubscription(
+            subscribe: { await engine.subscribe(toChannelView: id, $0) },
+            mark: { await engine.mark($0, ofChannelView: id, $1) },
+            unsubscribe: { await engine.unsubscribe($0, fromChannelView: id) })
+        Task { [weak self, subscription] in await subscription.read { self?.apply($0) } }
     }
 
-    deinit {
-        let (engine, id, subscription) = (collection.engine, collection.id, subscription)
-        Task {
-            guard let token = await subscription.value else { return }
-            await engine.unsubscribe(token, fromChannelView: id)
-        }
-    }
+    deinit { subscription.end() }
 
     /// Loads the next page (``ChannelCollection/fetch()``), unless a load is running;
     /// returns once ``channels`` shows it. An error goes to ``lastError``.
@@ -85,13 +70,7 @@ public final class ChannelCollectionModel {
     }
 
     /// Returns once ``channels`` shows every change the collection made before this call.
-    public func catchUp() async {
-        guard let token = await subscription.value else { return }
-        let (engine, id) = (collection.engine, collection.id)
-        await withCheckedContinuation { reached in
-            Task { await engine.mark(token, ofChannelView: id, reached) }
-        }
-    }
+    public func catchUp() async { await subscription.catchUp() }
 
     // MARK: - Events
 

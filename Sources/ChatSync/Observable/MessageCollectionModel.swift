@@ -56,57 +56,41 @@ public final class MessageCollectionModel {
     /// The channel was deleted, or the user left it.
     public private(set) var channelRemoved = false
 
-    /// The subscription's token, once the engine registered it (`nil`: the collection was
-    /// already removed).
-    private let subscription: Task<Int?, Never>
+    private let subscription: ModelSubscription<MessageCollectionEvent>
 
     /// Follows `collection` from its current lists on.
     public init(collection: MessageCollection) {
         self.collection = collection
-        let (stream, continuation) = AsyncStream<SubscriptionItem<MessageCollectionEvent>>.makeStream(
-            bufferingPolicy: .unbounded)
         let (engine, id) = (collection.engine, collection.id)
-        subscription = Task { await engine.subscribe(toView: id, .items(continuation)) }
-        // Reads until the stream ends (the collection was removed, or this model went away),
-        // so every marker is answered even after the model is gone.
-        Task { [weak self] in
-            for await item in stream {
-                switch item {
-                case .event(let event): self?.apply(event)
-                case .marker(let reached): reached.resume()
-                }
-            }
-        }
+        subscription = ModelSubscription(
+            subscribe: { await engine.subscribe(toView: id, $0) },
+            mark: { await engine.mark($0, ofView: id, $1) },
+            unsubscribe: { await engine.unsubscribe($0, fromView: id) })
+        Task { [weak self, subscription] in await subscription.read { self?.apply($0) } }
     }
 
-    deinit {
-        let (engine, id, subscription) = (collection.engine, collection.id, subscription)
-        Task {
-            guard let token = await subscription.value else { return }
-            await engine.unsubscribe(token, fromView: id)
-        }
-    }
+    deinit { subscription.end() }
 
     // MARK: - Loading
 
     /// Loads older messages (``MessageCollection/fetchSucceededMessages(_:)`` with
     /// `.previous`), unless a load of older messages is running; returns once the arrays
     /// show them. An error goes to ``lastError``.
-    public func loadOlder() async {
-        guard !isLoadingOlder else { return }
-        isLoadingOlder = true
-        defer { isLoadingOlder = false }
-        if let hasMore = await attempt({ try await $0.fetchSucceededMessages(.previous) }) { hasOlder = hasMore }
-        await catchUp()
-    }
+    public func loadOlder() async { await load(.previous) }
 
     /// Loads newer messages (`.next`), unless a load of newer messages is running; returns
     /// once the arrays show them. An error goes to ``lastError``.
-    public func loadNewer() async {
-        guard !isLoadingNewer else { return }
-        isLoadingNewer = true
-        defer { isLoadingNewer = false }
-        if let hasMore = await attempt({ try await $0.fetchSucceededMessages(.next) }) { hasNewer = hasMore }
+    public func loadNewer() async { await load(.next) }
+
+    private func load(_ direction: Direction) async {
+        let (loading, hasMore) =
+            direction == .previous
+            ? (\MessageCollectionModel.isLoadingOlder, \MessageCollectionModel.hasOlder)
+            : (\MessageCollectionModel.isLoadingNewer, \MessageCollectionModel.hasNewer)
+        guard !self[keyPath: loading] else { return }
+        self[keyPath: loading] = true
+        defer { self[keyPath: loading] = false }
+        if let more = await attempt({ try await $0.fetchSucceededMessages(direction) }) { self[keyPath: hasMore] = more }
         await catchUp()
     }
 
@@ -130,13 +114,7 @@ public final class MessageCollectionModel {
     }
 
     /// Returns once the arrays show every change the collection made before this call.
-    public func catchUp() async {
-        guard let token = await subscription.value else { return }
-        let (engine, id) = (collection.engine, collection.id)
-        await withCheckedContinuation { reached in
-            Task { await engine.mark(token, ofView: id, reached) }
-        }
-    }
+    public func catchUp() async { await subscription.catchUp() }
 
     /// Runs `call` on the collection; its error goes to ``lastError``, its success clears it.
     private func attempt<Value: Sendable>(_ call: (MessageCollection) async throws -> Value) async -> Value? {
