@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The user's channels, cached and live, in the order of a ``ChannelListQuery``.
 ///
 /// ```swift
@@ -26,24 +24,19 @@ public final class ChannelCollection: Sendable {
     /// every event from there, so that two loops over `events` never split the events
     /// between them. (One stream still has one consumer: iterate a stream you stored in
     /// one loop only.) A subscription of a removed collection ends at once.
-    public var events: AsyncStream<ChannelCollectionEvent> {
-        if let first = firstEvents.withLock({ $0.take() }) { return first }
-        let (stream, continuation) = AsyncStream<ChannelCollectionEvent>.makeStream(bufferingPolicy: .unbounded)
-        let (engine, id) = (engine, id)
-        Task { await engine.subscribe(toChannelView: id, .events(continuation)) }
-        return stream
-    }
+    public var events: AsyncStream<ChannelCollectionEvent> { eventStreams.next() }
 
     let id: Int
     let engine: SyncEngine
-    /// The stream created with the collection, until `events` is first read.
-    private let firstEvents: Mutex<AsyncStream<ChannelCollectionEvent>?>
+    private let eventStreams: EventStreams<ChannelCollectionEvent>
 
     init(id: Int, query: ChannelListQuery, events: AsyncStream<ChannelCollectionEvent>, engine: SyncEngine) {
         self.id = id
         self.query = query
-        self.firstEvents = Mutex(events)
         self.engine = engine
+        self.eventStreams = EventStreams(first: events) { [engine] in
+            await engine.subscribe(toChannelView: id, .events($0))
+        }
     }
 
     deinit {

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A paginated, live view of one channel's messages, served from the local cache.
 ///
 /// A collection starts at a viewpoint (``SyncManager/messageCollection(channelURL:filter:viewpoint:limit:)``;
@@ -51,18 +49,11 @@ public final class MessageCollection: Sendable {
     /// `events` never split the events between them and each one's replay gives the lists.
     /// (One stream still has one consumer: iterate a stream you stored in one loop only.)
     /// A subscription of a removed collection ends at once.
-    public var events: AsyncStream<MessageCollectionEvent> {
-        if let first = firstEvents.withLock({ $0.take() }) { return first }
-        let (stream, continuation) = AsyncStream<MessageCollectionEvent>.makeStream(bufferingPolicy: .unbounded)
-        let (engine, id) = (engine, id)
-        Task { await engine.subscribe(toView: id, .events(continuation)) }
-        return stream
-    }
+    public var events: AsyncStream<MessageCollectionEvent> { eventStreams.next() }
 
     let id: Int
     let engine: SyncEngine
-    /// The stream created with the collection, until `events` is first read.
-    private let firstEvents: Mutex<AsyncStream<MessageCollectionEvent>?>
+    private let eventStreams: EventStreams<MessageCollectionEvent>
 
     init(
         id: Int, channelURL: String, filter: MessageFilter, limit: Int, events: AsyncStream<MessageCollectionEvent>,
@@ -72,8 +63,10 @@ public final class MessageCollection: Sendable {
         self.channelURL = channelURL
         self.filter = filter
         self.limit = limit
-        self.firstEvents = Mutex(events)
         self.engine = engine
+        self.eventStreams = EventStreams(first: events) { [engine] in
+            await engine.subscribe(toView: id, .events($0))
+        }
     }
 
     deinit {
