@@ -204,6 +204,7 @@ struct ModelSubject {
     let collection: MessageCollection
     let recorder: EventRecorder
     let filter: MessageFilter
+    static let unreadEventLimit = 40
 
     /// Opens a collection with a recorder, its pending and failed lists loaded, as the
     /// model-based tests and soaks watch them.
@@ -211,6 +212,8 @@ struct ModelSubject {
         _ manager: SyncManager, channelURL: String = Harness.channel, filter: MessageFilter, viewpoint: Int64 = .max,
         limit: Int
     ) async throws -> ModelSubject {
+        // Small, so that collections that leave `events` unread reach it (see FurtherConsumers).
+        await manager.engine.setUnreadEventLimit(ModelSubject.unreadEventLimit)
         let collection = try await manager.messageCollection(
             channelURL: channelURL, filter: filter, viewpoint: viewpoint, limit: limit)
         let recorder = EventRecorder()

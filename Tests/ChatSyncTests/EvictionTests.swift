@@ -261,14 +261,15 @@ struct EvictionTests {
     /// A service page naming a channel twice shows it once (its last state), and the
     /// events replay to the list.
     @Test func aChannelNamedTwiceInOneChangeCountsOnce() async {
-        let (stream, continuation) = AsyncStream<ChannelCollectionEvent>.makeStream()
-        let view = ChannelView(id: 0, query: ChannelListQuery(order: .channelNameAlphabetical), continuation: continuation)
+        let first = FirstEventStream<ChannelCollectionEvent>(unreadLimit: 1_000)
+        let stream = first.take()!
+        let view = ChannelView(id: 0, query: ChannelListQuery(order: .channelNameAlphabetical), events: first)
         view.isComplete = true
-        let first = Channel(channelURL: "x", name: "b", createdAt: 1)
-        var renamed = first
+        let channel = Channel(channelURL: "x", name: "b", createdAt: 1)
+        var renamed = channel
         renamed.name = "a"
-        view.apply([("x", first), ("x", renamed)])
-        continuation.finish()
+        view.apply([("x", channel), ("x", renamed)])
+        view.finish()
         var events: [ChannelCollectionEvent] = []
         for await event in stream { events.append(event) }
         #expect(view.channels == [renamed])

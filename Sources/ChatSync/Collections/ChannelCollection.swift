@@ -18,7 +18,9 @@ public final class ChannelCollection: Sendable {
     /// The collection's events, buffered without limit.
     ///
     /// The first read of `events` answers the stream created with the collection: every
-    /// event since it opened. Each later read answers a new subscription of its own, which
+    /// event since it opened. Unread, that stream holds at most 1,000 events and is then
+    /// dropped (a screen that only sets a handler or shows a model keeps no growing
+    /// buffer); the first read after that is a subscription like a later one. Each later read answers a new subscription of its own, which
     /// starts with the loaded channels as one insertion (none when there are none) as they
     /// are when it is registered, in the background right after the read, and then carries
     /// every event from there, so that two loops over `events` never split the events
@@ -30,7 +32,7 @@ public final class ChannelCollection: Sendable {
     let engine: SyncEngine
     private let eventStreams: EventStreams<ChannelCollectionEvent>
 
-    init(id: Int, query: ChannelListQuery, events: AsyncStream<ChannelCollectionEvent>, engine: SyncEngine) {
+    init(id: Int, query: ChannelListQuery, events: FirstEventStream<ChannelCollectionEvent>, engine: SyncEngine) {
         self.id = id
         self.query = query
         self.engine = engine

@@ -28,21 +28,22 @@ final class ChannelView {
     /// That owed page is being fetched; the app's fetches wait for it.
     private(set) var isFetchingOwedPage = false
     private var owedPageWaiters: [CheckedContinuation<Void, Never>] = []
-    private let continuation: AsyncStream<ChannelCollectionEvent>.Continuation
+    /// The stream created with the collection.
+    let first: FirstEventStream<ChannelCollectionEvent>
     /// Further `events` streams and observable models.
     let subscribers = EventSubscribers<ChannelCollectionEvent>()
     /// Events sent so far, so a test can tell when a consumer has read them all.
     private(set) var emittedCount = 0
 
-    init(id: Int, query: ChannelListQuery, continuation: AsyncStream<ChannelCollectionEvent>.Continuation) {
+    init(id: Int, query: ChannelListQuery, events: FirstEventStream<ChannelCollectionEvent>) {
         self.id = id
         self.query = query
-        self.continuation = continuation
+        self.first = events
     }
 
     func finish() {
         finishOwedPage()
-        continuation.finish()
+        first.finish()
         subscribers.finishAll()
     }
 
@@ -64,7 +65,7 @@ final class ChannelView {
 
     private func emit(_ event: ChannelCollectionEvent) {
         emittedCount += 1
-        continuation.yield(event)
+        first.yield(event)
         subscribers.yield(event)
     }
 

@@ -6,7 +6,8 @@
 /// set is kept for that handler until the app first asks the view for anything (then it
 /// has chosen `events`, or set its handler already). Engine-isolated, like its view.
 final class CollectionEventOutlet {
-    private let continuation: AsyncStream<MessageCollectionEvent>.Continuation
+    /// The stream created with the collection.
+    let first: FirstEventStream<MessageCollectionEvent>
     private var handler: (any MessageCollectionHandler)?
     /// Kept for the first handler; `nil` once given away or given up.
     private var earlyEvents: [MessageCollectionEvent]? = []
@@ -18,8 +19,8 @@ final class CollectionEventOutlet {
     /// Further `events` streams and observable models.
     let subscribers = EventSubscribers<MessageCollectionEvent>()
 
-    init(continuation: AsyncStream<MessageCollectionEvent>.Continuation) {
-        self.continuation = continuation
+    init(first: FirstEventStream<MessageCollectionEvent>) {
+        self.first = first
     }
 
     /// Sets the handler. The first one set before the app asked the view for anything is
@@ -41,7 +42,7 @@ final class CollectionEventOutlet {
 
     /// Sends an event to the streams and the handler, in that order.
     func emit(_ event: MessageCollectionEvent) {
-        continuation.yield(event)
+        first.yield(event)
         subscribers.yield(event)
         if let handler, let collection {
             event.deliver(to: handler, from: collection)
@@ -54,7 +55,7 @@ final class CollectionEventOutlet {
     func finish() {
         handler = nil
         earlyEvents = nil
-        continuation.finish()
+        first.finish()
         subscribers.finishAll()
     }
 }

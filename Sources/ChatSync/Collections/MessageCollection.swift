@@ -42,7 +42,9 @@ public final class MessageCollection: Sendable {
     /// The collection's events, buffered without limit.
     ///
     /// The first read of `events` answers the stream created with the collection: every
-    /// event since it opened. Each later read answers a new subscription of its own, which
+    /// event since it opened. Unread, that stream holds at most 1,000 events and is then
+    /// dropped (a screen that only sets a handler or shows a model keeps no growing
+    /// buffer); the first read after that is a subscription like a later one. Each later read answers a new subscription of its own, which
     /// starts with the lists as insertions (`.succeeded`, `.pending`, `.failed`; none for
     /// an empty list) as they are when it is registered, in the background right after the
     /// read, and then carries every event from there, so that two loops over
@@ -56,7 +58,7 @@ public final class MessageCollection: Sendable {
     private let eventStreams: EventStreams<MessageCollectionEvent>
 
     init(
-        id: Int, channelURL: String, filter: MessageFilter, limit: Int, events: AsyncStream<MessageCollectionEvent>,
+        id: Int, channelURL: String, filter: MessageFilter, limit: Int, events: FirstEventStream<MessageCollectionEvent>,
         engine: SyncEngine
     ) {
         self.id = id

@@ -56,7 +56,7 @@ final class MessageView {
 
     init(
         id: Int, channelURL: String, filter: MessageFilter, viewpoint: Int64, limit: Int, capacity: Int,
-        pendingWrites: PendingWrites, continuation: AsyncStream<MessageCollectionEvent>.Continuation
+        pendingWrites: PendingWrites, events: FirstEventStream<MessageCollectionEvent>
     ) {
         self.pendingWrites = pendingWrites
         self.id = id
@@ -65,7 +65,7 @@ final class MessageView {
         self.viewpoint = viewpoint
         self.limit = limit
         self.capacity = capacity
-        self.outlet = CollectionEventOutlet(continuation: continuation)
+        self.outlet = CollectionEventOutlet(first: events)
     }
 
     // MARK: - Events

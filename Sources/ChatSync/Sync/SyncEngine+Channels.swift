@@ -1,16 +1,16 @@
 // MARK: - Channel lists
 
 extension SyncEngine {
-    func makeChannelView(query: ChannelListQuery) throws -> (Int, AsyncStream<ChannelCollectionEvent>) {
+    func makeChannelView(query: ChannelListQuery) throws -> (Int, FirstEventStream<ChannelCollectionEvent>) {
         try checkOpen()
         guard (1...100).contains(query.limit) else {
             throw SyncManagerError(.invalidParameter, "limit must be in 1...100 (got \(query.limit))")
         }
-        let (stream, continuation) = AsyncStream<ChannelCollectionEvent>.makeStream(bufferingPolicy: .unbounded)
+        let events = FirstEventStream<ChannelCollectionEvent>(unreadLimit: unreadEventLimit)
         let id = nextViewId
         nextViewId += 1
-        channelLists.open(ChannelView(id: id, query: query, continuation: continuation))
-        return (id, stream)
+        channelLists.open(ChannelView(id: id, query: query, events: events))
+        return (id, events)
     }
 
     func removeChannelView(_ id: Int) {

@@ -27,6 +27,9 @@ extension SyncEngine {
 
     func signalActivity() { background.signal() }
 
+    /// Sets ``unreadEventLimit`` for collections opened from now on.
+    func setUnreadEventLimit(_ count: Int) { unreadEventLimit = max(count, 0) }
+
     /// Sets ``failureWitness``.
     func setFailureWitness(_ witness: (@Sendable (String) -> Void)?) { failureWitness = witness }
     /// Sets ``operationFailureWitness``.
@@ -55,4 +58,10 @@ extension SyncEngine {
 extension SyncEngine {
     /// How many further consumers (later `events` reads, observable models) message view `id` has.
     func subscriberCount(ofView id: Int) -> Int { views[id]?.outlet.subscribers.count ?? 0 }
+
+    /// Events message view `id`'s first stream holds for a read that has not come.
+    func unreadEventCount(ofView id: Int) -> Int { views[id]?.outlet.first.unreadCount ?? 0 }
+
+    /// Events channel view `id`'s first stream holds for a read that has not come.
+    func unreadEventCount(ofChannelView id: Int) -> Int { channelLists.views[id]?.first.unreadCount ?? 0 }
 }

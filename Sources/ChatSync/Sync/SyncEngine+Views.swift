@@ -4,22 +4,22 @@ extension SyncEngine {
     /// Registers a view and answers its id and event stream.
     func makeView(
         channelURL: String, filter: MessageFilter, viewpoint: Int64, limit: Int
-    ) throws -> (id: Int, events: AsyncStream<MessageCollectionEvent>) {
+    ) throws -> (id: Int, events: FirstEventStream<MessageCollectionEvent>) {
         try checkOpen()
         guard !channelURL.isEmpty else { throw SyncManagerError(.invalidParameter, "channelURL must not be empty") }
         guard (1...options.messageCollectionCapacity).contains(limit) else {
             throw SyncManagerError(
                 .invalidParameter, "limit must be in 1...\(options.messageCollectionCapacity) (got \(limit))")
         }
-        let (stream, continuation) = AsyncStream<MessageCollectionEvent>.makeStream(bufferingPolicy: .unbounded)
+        let events = FirstEventStream<MessageCollectionEvent>(unreadLimit: unreadEventLimit)
         let id = nextViewId
         nextViewId += 1
         views[id] = MessageView(
             id: id, channelURL: channelURL, filter: filter, viewpoint: viewpoint, limit: limit,
-            capacity: options.messageCollectionCapacity, pendingWrites: pendingWrites, continuation: continuation)
+            capacity: options.messageCollectionCapacity, pendingWrites: pendingWrites, events: events)
         followNewest(channelURL)
         noteViewed(channelURL)
-        return (id, stream)
+        return (id, events)
     }
 
     func attach(_ collection: MessageCollection, to id: Int) {

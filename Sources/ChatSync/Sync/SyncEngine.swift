@@ -53,6 +53,9 @@ actor SyncEngine {
     /// waiting for the engine never waits for more than that. Tests make it small, so that
     /// trims take many steps and views open, fetch and move between them.
     var evictionStepSize = 2_000
+    /// The most events a collection's first stream holds before the app reads it (see
+    /// ``FirstEventStream``); tests make it small so that their schedules reach it.
+    var unreadEventLimit = 1_000
     /// Awaited after each eviction step with its channel, in place of a plain yield: a
     /// test opens and fetches views there, between two steps. `nil` in apps.
     var evictionStepWitness: (@Sendable (String) async -> Void)?
