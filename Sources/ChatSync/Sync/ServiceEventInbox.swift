@@ -10,9 +10,7 @@ import Synchronization
 /// events in the order they were put.
 final class ServiceEventInbox: Sendable {
     private struct State {
-        /// Events from `head` on are waiting; those before it were taken.
         var events: [ServiceEvent] = []
-        var head = 0
         /// A drain is scheduled or running; the next put need not schedule one.
         var drainScheduled = false
     }
@@ -35,20 +33,11 @@ final class ServiceEventInbox: Sendable {
     /// go on (otherwise the next put schedules one).
     func take() -> (events: [ServiceEvent], more: Bool) {
         state.withLock { state in
-            // Moving a head, not removing from the front, keeps a long backlog linear.
-            let end = min(state.events.count, state.head + Self.batchLimit)
-            let batch = Array(state.events[state.head..<end])
-            state.head = end
-            let more = end < state.events.count
-            if !more {
-                state.events.removeAll(keepingCapacity: true)
-                state.head = 0
-                state.drainScheduled = false
-            } else if state.head > 4_096, state.head * 2 > state.events.count {
-                // A backlog that never empties: drop what was taken, once it is most of it.
-                state.events.removeFirst(state.head)
-                state.head = 0
-            }
+            let count = min(state.events.count, Self.batchLimit)
+            let batch = Array(state.events.prefix(count))
+            state.events.removeFirst(count)
+            let more = !state.events.isEmpty
+            if !more { state.drainScheduled = false }
             return (batch, more)
         }
     }
