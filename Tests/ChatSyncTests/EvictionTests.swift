@@ -173,8 +173,12 @@ struct EvictionTests {
         // growing with every round. Up to a quarter of it stays free as a reserve, so its
         // size moves within a band rather than settling on one figure.
         #expect(sizes[5] <= sizes[2] + sizes[2] / 2, "the file levels off: \(sizes)")
-        let unlimited = 6 * 6 * 120 * 200  // bytes of text alone, had nothing been evicted
-        #expect(sizes[5] < unlimited / 4, "the file holds about the capacity: \(sizes)")
+        // The bound is what the rows the cache may hold take, whenever trims happen to run
+        // relative to fetches: capacity plus the slack between trims, each row its 200-byte
+        // text, payload and index entries and the free reserve (about 1,200 bytes measured),
+        // with room. Had nothing been evicted the file would hold 4,320 such rows.
+        let allowedRows = Self.capacity + Self.capacity / 10
+        #expect(sizes[5] < allowedRows * 1_600, "the file holds about the capacity: \(sizes)")
         await harness.manager.close()
     }
 
