@@ -103,12 +103,14 @@ actor SyncEngine {
         // so that a fetch right after `resumeSync()` knows whether it may go online.
         if let first = await events.next() { handle(first, from: current) }
         guard isRunning, !isClosed, connection.subscription == current else { return }  // paused or closed meanwhile
-        // The loop holds the engine weakly so that a forgotten manager can go away.
+        // The loop holds the engine weakly so that a forgotten manager can go away. It
+        // only puts events in the inbox; the engine takes them in batches.
         eventsTask = Task { [weak self, events] in
             var events = events
+            let inbox = ServiceEventInbox()
             while let event = await events.next() {
                 guard let self else { return }
-                await self.handle(event, from: current)
+                if inbox.put(event) { Task { await self.handleEvents(in: inbox, from: current) } }
             }
         }
     }
@@ -161,6 +163,13 @@ actor SyncEngine {
     private func finishBackgroundTask(_ id: Int) { background.finish(id) }
 
     // MARK: - Service events
+
+    /// Handles a batch of the inbox's events in one turn, and schedules the next batch.
+    private func handleEvents(in inbox: ServiceEventInbox, from subscription: Int) {
+        let (events, more) = inbox.take()
+        for event in events { handle(event, from: subscription) }
+        if more { Task { self.handleEvents(in: inbox, from: subscription) } }
+    }
 
     private func handle(_ event: ServiceEvent, from subscription: Int) {
         // A late event of an older subscription, or after pause or close, is dropped, not applied.
