@@ -35,11 +35,16 @@ final class FurtherConsumers: Sendable {
     /// The first read of `events`; `nil` for consumers that replaced earlier ones (the
     /// first read is made once) and for collections that leave it unread.
     private let first: EventLog?
+    /// The first read came after more events than an unread stream holds (a collection
+    /// that presents a long outbox as it opens): it got a subscription, not the stream.
+    private let firstWasDropped: Bool
     /// `nil` while an unread collection's screen has not reappeared.
     private let later: EventLog?
 
-    private init(model: MessageCollectionModel, collection: MessageCollection, first: EventLog?, later: EventLog?) {
-        (self.model, self.collection, self.first, self.later) = (model, collection, first, later)
+    private init(
+        model: MessageCollectionModel, collection: MessageCollection, first: EventLog?, firstWasDropped: Bool, later: EventLog?
+    ) {
+        (self.model, self.collection, self.first, self.firstWasDropped, self.later) = (model, collection, first, firstWasDropped, later)
     }
 
     /// Opens the consumers of `collection`; `replacing` keeps that one's first read.
@@ -47,8 +52,10 @@ final class FurtherConsumers: Sendable {
         let readsAtOnce = collection.id.isMultiple(of: 2)
         let first = old == nil && readsAtOnce ? EventLog(reading: collection.events) : old?.first
         let later = old != nil || readsAtOnce ? EventLog(reading: collection.events) : nil
+        var dropped = old?.firstWasDropped ?? false
+        if old == nil, first != nil { dropped = await collection.engine.firstEventStreamWasDropped(ofView: collection.id) }
         let model = await MessageCollectionModel(collection: collection)
-        return FurtherConsumers(model: model, collection: collection, first: first, later: later)
+        return FurtherConsumers(model: model, collection: collection, first: first, firstWasDropped: dropped, later: later)
     }
 
     /// The model shows exactly the lists once caught up; each stream replays to them (the
@@ -73,7 +80,11 @@ final class FurtherConsumers: Sendable {
                         && replayed.failed == lists.failed
                 }, "a later read of events replays to the lists \(context)", sourceLocation: sourceLocation)
         }
-        if let first {
+        if let first, firstWasDropped {
+            #expect(
+                await eventually { replayEvents(first.events) == (lists.succeeded, lists.pending, lists.failed) },
+                "a first read that came after the stream was dropped replays to the lists \(context)", sourceLocation: sourceLocation)
+        } else if let first {
             #expect(
                 await eventually { first.events == handled }, "the first read of events is what the handler got \(context)",
                 sourceLocation: sourceLocation)

@@ -25,6 +25,8 @@ struct MessageCollectionModelTests {
         var capacities = SeededGenerator(seed: seed &+ 8_000_000)
         // Screens that reappear (issue 18), from a generator of their own too.
         var screens = SeededGenerator(seed: seed &+ 10_000_000)
+        // Others' bursts queued behind a busy engine (issue 17's runs), drawn apart too.
+        var bursts = SeededGenerator(seed: seed &+ 11_000_000)
         let capacity = Int.random(in: 0..<4, using: &capacities) == 0 ? nil : 200
         let stepSize = Int.random(in: 1...40, using: &capacities)
         let harness = try await Harness.make(seed: seed) {
@@ -101,8 +103,15 @@ struct MessageCollectionModelTests {
                 rare.following[subject.collection.id] = target == .max ? await server.newestKey : nil
             default:
                 log.append("burst")
-                for index in 0..<Int.random(in: 10...40, using: &random) {
-                    try await server.post(.text("burst \(index)"), from: "bob", to: Harness.channel)
+                // Queued while the engine is busy, the burst is applied as one run.
+                let count = Int.random(in: 10...40, using: &random)
+                try await harness.withEventsQueued {
+                    for index in 0..<count { try await server.post(.text("burst \(index)"), from: "bob", to: Harness.channel) }
+                }
+            }
+            if Int.random(in: 0..<5, using: &bursts) == 0 {
+                try await harness.withEventsQueued {
+                    log.append(try await LiveBurst.others(server, channels: [Harness.channel], senders: senders, random: &bursts))
                 }
             }
             if Int.random(in: 0..<4, using: &writes) == 0, let target = all.filter({ $0.senderId == "alice" }).randomElement(using: &writes)

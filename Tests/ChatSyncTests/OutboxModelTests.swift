@@ -55,6 +55,12 @@ struct OutboxModelTests {
         // schedules of the other steps stay what they were for every seed.
         var writes = SeededGenerator(seed: seed &+ 20_000)
         var written = OwnWrites()
+        // Bursts queued behind a busy engine, alice's sends among others' messages: their
+        // echoes arrive inside runs (issue 17), drawn apart too.
+        var bursts = SeededGenerator(seed: seed &+ 30_000)
+        // "bad" texts are refused from the first step on, however long it takes before the
+        // step sets the faults (a burst's sends may reach the service first).
+        await applyFaults(server, faulty: false)
 
         for step in 0..<40 {
             let subject = subjects.randomElement(using: &random)!
@@ -113,6 +119,22 @@ struct OutboxModelTests {
             }
             if Int.random(in: 0..<3, using: &writes) == 0 {
                 try await written.makeOne(step: step, harness: harness, random: &writes, log: &log, withdrawn: &withdrawn)
+            }
+            if Int.random(in: 0..<5, using: &bursts) == 0 {
+                var shape = ""
+                try await harness.withEventsQueued {
+                    for index in 0..<Int.random(in: 2...20, using: &bursts) {
+                        if Int.random(in: 0..<4, using: &bursts) == 0 {
+                            let message = try await harness.manager.sendMessage(.text("q\(step).\(index)"), channelURL: Harness.channel)
+                            sent.append(Sent(reqId: message.reqId, lane: .text, permanent: false))
+                            shape += "a"
+                        } else {
+                            try await server.post(.text("r\(step).\(index)"), from: "bob", to: Harness.channel)
+                            shape += "b"
+                        }
+                    }
+                }
+                log.append("burst queued \(shape)")
             }
             await applyFaults(server, faulty: faulty)
             await harness.settle()

@@ -65,6 +65,8 @@ struct SoakTests {
         var browsing = SeededGenerator(seed: seed &+ 7_000_000)
         // Screens that reappear (issue 18), from a generator of their own too.
         var screens = SeededGenerator(seed: seed &+ 10_000_000)
+        // Bursts queued behind a busy engine (issue 17's runs), from a generator of their own too.
+        var bursts = SeededGenerator(seed: seed &+ 11_000_000)
         let capacity = Self.capacity(using: &browsing)
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
@@ -193,6 +195,9 @@ struct SoakTests {
             // app closed mid-upload), from a generator of their own too.
             if Int.random(in: 0..<6, using: &writes) == 0 {
                 try await writeRace(&harness, &subjects, attachment: attachment, random: &writes, state: &state)
+            }
+            if Int.random(in: 0..<5, using: &bursts) == 0 {
+                try await queuedBurst(harness, random: &bursts, state: &state)
             }
             if Int.random(in: 0..<3, using: &browsing) == 0 {
                 try await browse(harness, random: &browsing, state: &state, context: context(step, state.log))

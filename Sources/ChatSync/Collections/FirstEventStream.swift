@@ -18,6 +18,8 @@ final class FirstEventStream<Event: Sendable>: Sendable {
         /// `nil` once dropped or finished.
         var continuation: AsyncStream<Event>.Continuation?
         var unreadCount = 0
+        /// Dropped unread: the first read answered a subscription instead.
+        var dropped = false
     }
 
     private let state: Mutex<State>
@@ -41,6 +43,7 @@ final class FirstEventStream<Event: Sendable>: Sendable {
                 guard state.unreadCount < unreadLimit else {
                     state.unread = nil
                     state.continuation = nil
+                    state.dropped = true
                     continuation.finish()
                     return
                 }
@@ -52,6 +55,9 @@ final class FirstEventStream<Event: Sendable>: Sendable {
 
     /// How many events the stream holds for a read that has not come (0 once read or dropped).
     var unreadCount: Int { state.withLock { $0.unread == nil ? 0 : $0.unreadCount } }
+
+    /// Whether the stream was dropped before anyone read it.
+    var wasDropped: Bool { state.withLock { $0.dropped } }
 
     /// Ends the stream; no event follows.
     func finish() {

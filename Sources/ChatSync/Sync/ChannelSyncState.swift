@@ -21,6 +21,14 @@ struct ChannelSyncState {
     /// the cache when it makes the channel live. Dropped when the connection breaks.
     var heldForLive: [Message] = []
 
+    /// The first real-time message that reached the channel while views opened at its
+    /// newest messages (fresh views) waited for it to go live, and how many messages
+    /// proving it live fetched from there. Those views show what came after they opened,
+    /// so the proof starts there rather than at the newest page, which a burst can
+    /// outgrow before the proof is asked for.
+    var freshArrivalsSince: MessageKey?
+    var freshArrivalsFetched = 0
+
     /// The newest key the cache is known to reach: proven live, or reached without proof.
     var newestKnown: MessageKey? { liveEdge ?? unprovenNewest }
 
@@ -30,5 +38,11 @@ struct ChannelSyncState {
         liveEdge = nil
         unprovenNewest = nil
         heldForLive.removeAll()
+        forgetFreshArrivals()
+    }
+
+    mutating func forgetFreshArrivals() {
+        freshArrivalsSince = nil
+        freshArrivalsFetched = 0
     }
 }

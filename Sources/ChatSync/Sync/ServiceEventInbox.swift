@@ -31,6 +31,9 @@ final class ServiceEventInbox: Sendable {
         }
     }
 
+    /// How many events wait to be taken.
+    var waitingCount: Int { state.withLock { $0.events.count - $0.head } }
+
     /// Takes the oldest events, at most ``batchLimit``; `more` says whether the drain must
     /// go on (otherwise the next put schedules one).
     func take() -> (events: [ServiceEvent], more: Bool) {

@@ -19,18 +19,43 @@ extension SyncEngine {
 
     func endCatchUp(_ channelURL: String) { catchingUp.remove(channelURL) }
 
-    /// Asks for the channel's newest messages so that, over an unbroken connection, the
-    /// channel goes live (and its fresh views with it). Answers `false` when the service
-    /// did not answer or the page did not reach the newest message.
+    /// Asks for the channel's messages so that, over an unbroken connection, the channel
+    /// goes live (and its fresh views with it): the newest page, or, once real-time
+    /// messages reached fresh views, forward from the first of them, a page per call.
+    /// Answers `false` when the service did not answer or the page proved nothing new.
     func proveLive(_ channelURL: String, epoch epochAtStart: Int) async throws -> Bool {
-        let query = MessageQuery(
-            channelURL: channelURL, timestamp: .max, anchorMessageId: .max, prevLimit: options.syncBatchSize, nextLimit: 1)
+        let query = try provingQuery(channelURL)
         return try await whileProvingLive(channelURL) {
             guard let page = try await requestUnlessTransient({ try await $0.fetchMessages(query) }), !isClosed, epoch == epochAtStart
             else { return false }
             try applyPage(page, for: query, mayGoLive: isOnline)
-            return channels[channelURL]?.liveEdge != nil
+            if channels[channelURL]?.liveEdge != nil { return true }
+            // Forward from the fresh views' first message: on to the next page, if this one
+            // brought any (one that brought none would be asked again for ever).
+            guard query.prevLimit == 0, !page.messages.isEmpty else { return false }
+            channels[channelURL]?.freshArrivalsFetched += page.messages.count
+            return true
         }
+    }
+
+    /// The request that proves the channel live (see ``proveLive(_:epoch:)``). Past the huge
+    /// gap threshold the fresh views are told of a gap, and the newest page is asked for.
+    private func provingQuery(_ channelURL: String) throws -> MessageQuery {
+        let batch = options.syncBatchSize
+        let newestPage = MessageQuery(channelURL: channelURL, timestamp: .max, anchorMessageId: .max, prevLimit: batch, nextLimit: 1)
+        guard let since = channels[channelURL]?.freshArrivalsSince else { return newestPage }
+        guard channels[channelURL]?.freshArrivalsFetched ?? 0 <= options.hugeGapThreshold else {
+            channels[channelURL]?.forgetFreshArrivals()
+            for view in views(of: channelURL) where view.isFresh { view.emit(.hugeGapDetected) }
+            return newestPage
+        }
+        guard let fetched = try chunks(of: channelURL).first(where: { $0.contains(since) }) else {
+            return MessageQuery(
+                channelURL: channelURL, timestamp: since.createdAt, anchorMessageId: since.messageId, prevLimit: 0, nextLimit: batch)
+        }
+        return MessageQuery(
+            channelURL: channelURL, timestamp: fetched.end.createdAt, anchorMessageId: fetched.end.messageId, prevLimit: 0,
+            nextLimit: batch, inclusive: false)
     }
 
     func logCatchUpFailure(_ channelURL: String, _ error: any Error) {

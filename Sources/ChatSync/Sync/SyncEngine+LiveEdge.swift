@@ -20,6 +20,7 @@ extension SyncEngine {
         }
         channels[channelURL, default: ChannelSyncState()].liveEdge = edge
         channels[channelURL]?.unprovenNewest = nil
+        channels[channelURL]?.forgetFreshArrivals()
         try adoptFreshViews(channelURL, at: edge)
         try pumpLive(channelURL)
     }

@@ -29,7 +29,11 @@ extension SyncEngine {
             // a row outside every chunk could not be kept up to date. Syncs will bring it.
             noteNewMessage(received)
             if channels[channelURL]?.liveEdge == nil, views(of: channelURL).contains(where: \.isFresh) {
-                startCatchUp(channelURL)  // the fresh views get this message once the channel is proven live
+                // The fresh views get this message, and every one after it, once the channel
+                // is proven live from here (see `proveLive`).
+                let since = channels[channelURL]?.freshArrivalsSince
+                channels[channelURL, default: ChannelSyncState()].freshArrivalsSince = min(since ?? received.sortKey, received.sortKey)
+                startCatchUp(channelURL)
             }
             let cached = try isInCompleteRange(received.sortKey, in: channelURL)
             for view in views(of: channelURL) where view.filter.matches(received) {

@@ -62,6 +62,25 @@ extension SyncEngine {
     /// Events message view `id`'s first stream holds for a read that has not come.
     func unreadEventCount(ofView id: Int) -> Int { views[id]?.outlet.first.unreadCount ?? 0 }
 
+    /// Whether message view `id`'s first stream was dropped unread (its first read then
+    /// answered a subscription that starts from the lists).
+    func firstEventStreamWasDropped(ofView id: Int) -> Bool { views[id]?.outlet.first.wasDropped ?? false }
+
     /// Events channel view `id`'s first stream holds for a read that has not come.
     func unreadEventCount(ofChannelView id: Int) -> Int { channelLists.views[id]?.first.unreadCount ?? 0 }
+}
+
+extension SyncEngine {
+    /// Leaves real-time events in the inbox, as a busy engine would, until
+    /// ``releaseEventDrain()``: a test queues a burst and has it handled in one go.
+    func holdEventDrain() { eventDrainHeld = true }
+
+    /// Handles what queued up while the drain was held (see ``holdEventDrain()``).
+    func releaseEventDrain() {
+        eventDrainHeld = false
+        if let eventInbox { handleEvents(in: eventInbox, from: connection.subscription) }
+    }
+
+    /// Events of the current subscription handled, plus those waiting in the inbox.
+    var handledOrQueuedEventCount: Int { connection.handledEventCount + (eventInbox?.waitingCount ?? 0) }
 }

@@ -20,6 +20,10 @@ actor SyncEngine {
     /// Running or paused, the connection's state, its epoch and subscription.
     private(set) var connection = ConnectionTracker()
     private var eventsTask: Task<Void, Never>?
+    /// The current subscription's events not handled yet.
+    private(set) var eventInbox: ServiceEventInbox?
+    /// A test holds the drain to queue a burst behind a busy engine (see ``holdEventDrain()``).
+    var eventDrainHeld = false
     var isRunning: Bool { connection.isRunning }
     var connectionState: ConnectionState { connection.state }
     /// See ``ConnectionTracker/epoch``: a result of an older epoch never proves a channel live.
@@ -105,9 +109,10 @@ actor SyncEngine {
         guard isRunning, !isClosed, connection.subscription == current else { return }  // paused or closed meanwhile
         // The loop holds the engine weakly so that a forgotten manager can go away. It
         // only puts events in the inbox; the engine takes them in batches.
+        let inbox = ServiceEventInbox()
+        eventInbox = inbox
         eventsTask = Task { [weak self, events] in
             var events = events
-            let inbox = ServiceEventInbox()
             while let event = await events.next() {
                 guard let self else { return }
                 if inbox.put(event) { Task { await self.handleEvents(in: inbox, from: current) } }
@@ -165,10 +170,33 @@ actor SyncEngine {
     // MARK: - Service events
 
     /// Handles a batch of the inbox's events in one turn, and schedules the next batch.
-    private func handleEvents(in inbox: ServiceEventInbox, from subscription: Int) {
+    func handleEvents(in inbox: ServiceEventInbox, from subscription: Int) {
+        guard !eventDrainHeld else { return }  // the test that holds it drains on release
         let (events, more) = inbox.take()
-        for event in events { handle(event, from: subscription) }
+        var run: [Message] = []
+        for event in events {
+            guard case .messageReceived(let message) = event else {
+                applyReceivedRun(&run)
+                handle(event, from: subscription)
+                continue
+            }
+            if let first = run.first, first.channelURL != message.channelURL { applyReceivedRun(&run) }
+            // A late event of an older subscription, or after pause or close, is dropped.
+            if connection.admit(eventOf: subscription) { run.append(message) }
+        }
+        applyReceivedRun(&run)
         if more { Task { self.handleEvents(in: inbox, from: subscription) } }
+    }
+
+    /// Applies and empties a run of admitted new messages of one channel.
+    private func applyReceivedRun(_ run: inout [Message]) {
+        guard !run.isEmpty else { return }
+        defer {
+            run.removeAll(keepingCapacity: true)
+            signalActivity()
+        }
+        guard isRunning, !isClosed else { return }
+        for message in run { applyReceived(message) }
     }
 
     private func handle(_ event: ServiceEvent, from subscription: Int) {
