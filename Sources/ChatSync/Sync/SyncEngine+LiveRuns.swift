@@ -49,7 +49,9 @@ extension SyncEngine {
                 received.append(message)
             }
             let newest = received[received.count - 1]
-            try storeBatch(received, completing: Chunk(channelURL: channelURL, start: live, end: newest.sortKey), vouchedEdge: live)
+            // The range the stretch landed in holds all of it (nil only if it proved nothing).
+            let landed = try storeBatch(
+                received, completing: Chunk(channelURL: channelURL, start: live, end: newest.sortKey), vouchedEdge: live)
             channels[channelURL]?.liveEdge = newest.sortKey
             noteNewMessage(newest)
             for view in views(of: channelURL) {
@@ -58,8 +60,8 @@ extension SyncEngine {
                 // Judged on the view as it was before the stretch, as each message alone
                 // would be: a view that followed the live edge follows it to the newest.
                 let following = try isFollowingLive(view)
-                let shown = try matching.filter {
-                    try isInCompleteRange($0.sortKey, in: channelURL) && view.covers($0.sortKey, followingLive: following)
+                let shown = matching.filter {
+                    landed?.contains($0.sortKey) == true && view.covers($0.sortKey, followingLive: following)
                 }
                 if !shown.isEmpty { view.insert(shown, growing: .next) }
                 for message in matching where message.senderId != userId { view.emit(.newMessage(message)) }
