@@ -169,16 +169,19 @@ struct EvictionTests {
             sizes.append(((try FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int) ?? 0)
         }
         #expect(try cachedCount(harness) <= Self.capacity)
-        // Once trims run, new rows reuse what they free: the file levels off instead of
-        // growing with every round. Up to a quarter of it stays free as a reserve, so its
-        // size moves within a band rather than settling on one figure.
-        #expect(sizes[5] <= sizes[2] + sizes[2] / 2, "the file levels off: \(sizes)")
         // The bound is what the rows the cache may hold take, whenever trims happen to run
         // relative to fetches: capacity plus the slack between trims, each row its 200-byte
         // text, payload and index entries and the free reserve (about 1,200 bytes measured),
         // with room. Had nothing been evicted the file would hold 4,320 such rows.
         let allowedRows = Self.capacity + Self.capacity / 10
-        #expect(sizes[5] < allowedRows * 1_600, "the file holds about the capacity: \(sizes)")
+        // Once trims run, new rows reuse what they free: the file levels off under that one
+        // bound in every later round instead of growing with each. Up to a quarter of it
+        // stays free as a reserve, so its size moves within the bound from round to round
+        // (how far depends on when the last trim ran), which is why rounds are not compared
+        // with each other.
+        for (round, size) in sizes.enumerated().dropFirst(2) {
+            #expect(size < allowedRows * 1_600, "round \(round): the file holds about the capacity: \(sizes)")
+        }
         await harness.manager.close()
     }
 
