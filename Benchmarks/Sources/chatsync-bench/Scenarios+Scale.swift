@@ -72,7 +72,9 @@ extension Scenarios {
     /// channels lose their oldest messages (all but their newest 100) down to the
     /// capacity less half that tenth, 2,000 per transaction. Its ratio to the unlimited
     /// one is what deleting the evicted rows costs SQLite itself.
-    private func rawBoundedIngest(server: SimulatedChatServer, channels: [String], capacity: Int, rounds: Int) async throws
+    private func rawBoundedIngest(
+        server: SimulatedChatServer, channels: [String], capacity: Int, rounds: Int
+    ) async throws
         -> (unlimited: Double, bounded: Double)
     {
         var pages: [[Message]] = []
