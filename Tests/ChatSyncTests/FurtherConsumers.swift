@@ -70,7 +70,8 @@ final class FurtherConsumers: Sendable {
         #expect(shown.1 == lists.pending, "the model shows the pending list \(context)", sourceLocation: sourceLocation)
         #expect(shown.2 == lists.failed, "the model shows the failed list \(context)", sourceLocation: sourceLocation)
         let engine = collection.engine
-        let (unread, limit) = await (engine.unreadEventCount(ofView: collection.id), engine.unreadEventLimit)
+        // Against the view's own limit: the engine's may have been lowered after it opened.
+        let (unread, limit) = await (engine.unreadEventCount(ofView: collection.id), engine.unreadEventLimit(ofView: collection.id))
         #expect(unread <= limit, "an unread first stream holds \(unread) events, over \(limit) \(context)", sourceLocation: sourceLocation)
         if let later {
             #expect(

@@ -62,6 +62,10 @@ extension SyncEngine {
     /// Events message view `id`'s first stream holds for a read that has not come.
     func unreadEventCount(ofView id: Int) -> Int { views[id]?.outlet.first.unreadCount ?? 0 }
 
+    /// The most events message view `id`'s first stream holds unread: the limit in force
+    /// when the view opened.
+    func unreadEventLimit(ofView id: Int) -> Int { views[id]?.outlet.first.unreadLimit ?? unreadEventLimit }
+
     /// Whether message view `id`'s first stream was dropped unread (its first read then
     /// answered a subscription that starts from the lists).
     func firstEventStreamWasDropped(ofView id: Int) -> Bool { views[id]?.outlet.first.wasDropped ?? false }
