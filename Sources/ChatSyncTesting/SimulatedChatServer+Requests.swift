@@ -65,11 +65,9 @@ extension SimulatedChatServer {
         try admit(userId)
         let state = try memberState(channelURL, userId)
         guard let token else {
-            return try respond(MessageChangeLogs(updated: [], deletedMessageIds: [], token: String(changeSeq), hasMore: false))
+            return try respond(MessageChangeLogs(updated: [], deletedMessageIds: [], token: messageToken(changeSeq), hasMore: false))
         }
-        guard let since = Int64(token), since >= 0, since <= changeSeq else {
-            throw ChatServiceError.permanent(.invalid, "unknown change-log token '\(token)'")
-        }
+        let since = try messageTokenSequence(token)
         var ids: [Int64] = []
         var seen: Set<Int64> = []
         var last = since
@@ -88,7 +86,7 @@ extension SimulatedChatServer {
         for id in ids {
             if let index = state.index(of: id) { updated.append(state.messages[index]) } else { deleted.append(id) }
         }
-        return try respond(MessageChangeLogs(updated: updated, deletedMessageIds: deleted, token: String(last), hasMore: hasMore))
+        return try respond(MessageChangeLogs(updated: updated, deletedMessageIds: deleted, token: messageToken(last), hasMore: hasMore))
     }
 
     func handleLookUp(channelURL: String, reqIds: [String], as userId: String) throws -> [Message] {

@@ -44,6 +44,8 @@ public actor SimulatedChatServer {
     var clock: Int64 = epoch
     var nextMessageId: Int64 = 1
     var changeSeq: Int64 = 0
+    /// Message change-log tokens name this era; ``expireMessageChangeLogTokens()`` starts a new one.
+    var messageTokenEra = 0
     var channelStates: [String: ChannelState] = [:]
     /// Channel changes: (change sequence, channel, the users it concerns).
     var channelChanges: [(seq: Int64, channelURL: String, users: Set<String>)] = []

@@ -67,6 +67,9 @@ struct SoakTests {
         var screens = SeededGenerator(seed: seed &+ 10_000_000)
         // Bursts queued behind a busy engine (issue 17's runs), from a generator of their own too.
         var bursts = SeededGenerator(seed: seed &+ 11_000_000)
+        // Change-log tokens the server stops honouring, in whatever state the connection and
+        // the app are in, from a generator of their own too.
+        var tokens = SeededGenerator(seed: seed &+ 12_000_000)
         let capacity = Self.capacity(using: &browsing)
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
@@ -198,6 +201,10 @@ struct SoakTests {
             }
             if Int.random(in: 0..<5, using: &bursts) == 0 {
                 try await queuedBurst(harness, random: &bursts, state: &state)
+            }
+            if Int.random(in: 0..<12, using: &tokens) == 0 {
+                await server.expireMessageChangeLogTokens()
+                state.log.append("change-log tokens expire")
             }
             if Int.random(in: 0..<3, using: &browsing) == 0 {
                 try await browse(harness, random: &browsing, state: &state, context: context(step, state.log))

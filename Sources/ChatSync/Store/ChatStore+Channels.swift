@@ -143,6 +143,16 @@ extension ChatStore {
 
     // MARK: Clearing
 
+    /// Drops one channel's cached messages, complete ranges and change-log token in one
+    /// transaction; keeps the outbox and the channel.
+    func forgetCachedHistory(channelURL: String) throws {
+        try write { db in
+            try db.execute(sql: "DELETE FROM message WHERE channel_url = ?", arguments: [channelURL])
+            try db.execute(sql: "DELETE FROM chunk WHERE channel_url = ?", arguments: [channelURL])
+            try db.execute(sql: "DELETE FROM sync_token WHERE scope = ?", arguments: [Self.messageTokenScope(channelURL)])
+        }
+    }
+
     /// Drops cached messages, chunks, channels and tokens in one transaction; keeps the outbox.
     func clearCache() throws {
         try write { db in

@@ -17,8 +17,15 @@ extension SyncEngine {
             if try store.syncToken(scope: scope) == nil { try store.setSyncToken(first.token, scope: scope) }
         } else {
             while let since = token {
-                let logs = try await requestUnlessTransient {
-                    try await $0.messageChangeLogs(channelURL: channelURL, token: since, limit: limit)
+                let logs: MessageChangeLogs?
+                do {
+                    logs = try await requestUnlessTransient {
+                        try await $0.messageChangeLogs(channelURL: channelURL, token: since, limit: limit)
+                    }
+                } catch let refused as ChatServiceError where Self.refusesTheToken(refused) {
+                    guard !isClosed else { return false }
+                    try forgetCachedHistory(of: channelURL, because: refused)
+                    return try await applyChangeLogsIfDue(channelURL)  // without a token now: asks for a first one
                 }
                 guard let logs, !isClosed else { return false }
                 try applyChangeLogs(logs, channelURL: channelURL)
@@ -54,5 +61,34 @@ extension SyncEngine {
         for view in views(of: channelURL) { view.remove(messageIds: Set(logs.deletedMessageIds)) }
         try resolveOwnUpdates(refreshed, in: channelURL)
         refreshViews(channelURL, with: refreshed)
+    }
+
+    /// Whether the service refused a change-log request for its token (expired, or
+    /// unknown to it) rather than for the channel (gone, or the user no longer a member).
+    static func refusesTheToken(_ error: ChatServiceError) -> Bool {
+        !error.isTransient && (error.code == .invalid || error.code == ChatServiceError.Code(rawValue: 410))
+    }
+
+    /// The channel's change-log token was refused for good (Guarantees: Live updates and
+    /// reconnect): what changed since it cannot be learnt, so no cached message of the
+    /// channel can be trusted. They are dropped with the channel's ranges and token, in
+    /// one transaction (the outbox stays), its collections are cleared, and they fill
+    /// again from the service as they fetch; those that were at the newest messages
+    /// stand there again and receive new ones as before.
+    private func forgetCachedHistory(of channelURL: String, because refused: ChatServiceError) throws {
+        logger.warning("the change-log token of \(channelURL) was refused (\(refused)): its cached messages are dropped and synced again")
+        try store.forgetCachedHistory(channelURL: channelURL)
+        historyResetCount += 1
+        var state = channels[channelURL, default: ChannelSyncState()]
+        state.chunks = []
+        state.connectionLost()  // nothing cached is live any more
+        state.changeLogsEpoch = nil
+        channels[channelURL] = state
+        // A view that showed the newest messages stands at them again, empty: it gets the
+        // newest page once the channel is proven live, and follows it. One in history keeps
+        // its viewpoint. A fresh view holds nothing, and keeps what it knew when it opened.
+        for view in views(of: channelURL) where !view.isFresh {
+            view.clearSucceeded(viewpoint: view.reachedNewest ? .max : nil)
+        }
     }
 }

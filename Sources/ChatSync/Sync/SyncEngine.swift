@@ -60,6 +60,9 @@ actor SyncEngine {
     /// The most events a collection's first stream holds before the app reads it (see
     /// ``FirstEventStream``); tests make it small so that their schedules reach it.
     var unreadEventLimit = 1_000
+    /// How many times a refused change-log token made a channel's cached history go
+    /// (read by tests, which cannot tell when a reconnect does it).
+    var historyResetCount = 0
     /// Awaited after each eviction step with its channel, in place of a plain yield: a
     /// test opens and fetches views there, between two steps. `nil` in apps.
     var evictionStepWitness: (@Sendable (String) async -> Void)?

@@ -1,0 +1,31 @@
+import ChatSyncTesting
+import Testing
+
+@testable import ChatSync
+
+extension MessageCollectionModelTests {
+    /// The server forgets every change-log token (it keeps its change logs for a limited
+    /// time) while alice is away and others edit and delete; she comes back in the step's
+    /// connection state. Her cache cannot learn what changed from the logs: the next
+    /// reconnect has to recover without them.
+    static func tokensExpireWhileAway(
+        _ harness: Harness, online: Bool, running: Bool, random: inout SeededGenerator, log: inout [String]
+    ) async throws {
+        let server = harness.server
+        log.append("change-log tokens expire while alice is away")
+        if online { await server.setOnline(false, for: "alice") } else if running { await harness.manager.pauseSync() }
+        await harness.settle()
+        for _ in 0..<Int.random(in: 1...3, using: &random) {
+            guard let target = await server.messages(in: Harness.channel).randomElement(using: &random) else { break }
+            if Bool.random(using: &random) {
+                log.append("  delete \(target.messageId)")
+                try await server.delete(messageId: target.messageId, channelURL: Harness.channel)
+            } else {
+                log.append("  edit \(target.messageId)")
+                try await server.update(messageId: target.messageId, channelURL: Harness.channel, text: "expired edit")
+            }
+        }
+        await server.expireMessageChangeLogTokens()
+        if online { await server.setOnline(true, for: "alice") } else if running { await harness.manager.resumeSync() }
+    }
+}
