@@ -94,17 +94,7 @@ struct RarePaths {
             following.removeAll()
             gapExpected.removeAll()
             if online { await server.setOnline(false, for: "alice") } else if running { await harness.manager.pauseSync() }
-            for _ in 0..<Int.random(in: 1...3, using: &random) {
-                let all = await server.messages(in: Harness.channel)
-                guard let target = all.randomElement(using: &random) else { break }
-                if Bool.random(using: &random) {
-                    log.append("  delete \(target.messageId)")
-                    try await server.delete(messageId: target.messageId, channelURL: Harness.channel)
-                } else {
-                    log.append("  edit \(target.messageId)")
-                    try await server.update(messageId: target.messageId, channelURL: Harness.channel, text: "away edit")
-                }
-            }
+            try await Self.othersEditAndDelete(server, text: "away edit", random: &random, log: &log)
             if online { await server.setOnline(true, for: "alice") } else if running { await harness.manager.resumeSync() }
             await harness.settle()
             for filter in filters {
@@ -119,6 +109,22 @@ struct RarePaths {
             await subjects[index].collection.remove()
             following[subjects[index].collection.id] = nil
             subjects[index] = try await open(harness, filter: subjects[index].filter, random: &random, log: &log)
+        }
+    }
+
+    /// Others edit (to `text`) or delete one to three of the channel's messages.
+    static func othersEditAndDelete(
+        _ server: SimulatedChatServer, text: String, random: inout SeededGenerator, log: inout [String]
+    ) async throws {
+        for _ in 0..<Int.random(in: 1...3, using: &random) {
+            guard let target = await server.messages(in: Harness.channel).randomElement(using: &random) else { break }
+            if Bool.random(using: &random) {
+                log.append("  delete \(target.messageId)")
+                try await server.delete(messageId: target.messageId, channelURL: Harness.channel)
+            } else {
+                log.append("  edit \(target.messageId)")
+                try await server.update(messageId: target.messageId, channelURL: Harness.channel, text: text)
+            }
         }
     }
 

@@ -15,16 +15,7 @@ extension MessageCollectionModelTests {
         log.append("change-log tokens expire while alice is away")
         if online { await server.setOnline(false, for: "alice") } else if running { await harness.manager.pauseSync() }
         await harness.settle()
-        for _ in 0..<Int.random(in: 1...3, using: &random) {
-            guard let target = await server.messages(in: Harness.channel).randomElement(using: &random) else { break }
-            if Bool.random(using: &random) {
-                log.append("  delete \(target.messageId)")
-                try await server.delete(messageId: target.messageId, channelURL: Harness.channel)
-            } else {
-                log.append("  edit \(target.messageId)")
-                try await server.update(messageId: target.messageId, channelURL: Harness.channel, text: "expired edit")
-            }
-        }
+        try await RarePaths.othersEditAndDelete(server, text: "expired edit", random: &random, log: &log)
         await server.expireMessageChangeLogTokens()
         if online { await server.setOnline(true, for: "alice") } else if running { await harness.manager.resumeSync() }
     }

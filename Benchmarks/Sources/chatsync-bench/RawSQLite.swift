@@ -1,3 +1,4 @@
+import ChatSync
 import Foundation
 import GRDBSQLite
 
@@ -38,6 +39,22 @@ final class RawSQLite {
         func bind(_ index: Int32, _ value: Int64) { sqlite3_bind_int64(pointer, index, value) }
         func bind(_ index: Int32, _ value: String) { sqlite3_bind_text(pointer, index, value, -1, Self.transient) }
         func bindNull(_ index: Int32) { sqlite3_bind_null(pointer, index) }
+
+        /// Binds `message` to an `INSERT INTO message (CacheBuilder.columns)` with ten
+        /// placeholders and runs it.
+        func insert(_ message: Message) throws {
+            bind(1, message.channelURL)
+            bind(2, message.createdAt)
+            bind(3, message.messageId)
+            bind(4, message.reqId)
+            bind(5, message.senderId)
+            bind(6, message.kind.rawValue)
+            bind(7, message.text)
+            bind(8, message.customType)
+            bind(9, message.data)
+            bind(10, message.updatedAt)
+            try run()
+        }
 
         /// Runs a statement that returns no rows.
         func run() throws {

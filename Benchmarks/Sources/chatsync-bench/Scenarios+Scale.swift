@@ -101,17 +101,7 @@ extension Scenarios {
                             for start in stride(from: 0, to: messages.count, by: 100) {
                                 try database.exec("BEGIN")
                                 for message in messages[start..<min(start + 100, messages.count)] {
-                                    insert.bind(1, message.channelURL)
-                                    insert.bind(2, message.createdAt)
-                                    insert.bind(3, message.messageId)
-                                    insert.bind(4, message.reqId)
-                                    insert.bind(5, message.senderId)
-                                    insert.bind(6, message.kind.rawValue)
-                                    insert.bind(7, message.text)
-                                    insert.bind(8, message.customType)
-                                    insert.bind(9, message.data)
-                                    insert.bind(10, message.updatedAt)
-                                    try insert.run()
+                                    try insert.insert(message)
                                 }
                                 try database.exec("COMMIT")
                                 let count = min(100, messages.count - start)
