@@ -64,6 +64,7 @@ struct MessageCollectionModelTests {
         var running = true
         var log: [String] = []
         var historyResets = 0
+        var expiries = 0
 
         for step in 0..<40 {
             let subject = subjects.randomElement(using: &random)!
@@ -137,6 +138,7 @@ struct MessageCollectionModelTests {
             }
             if Int.random(in: 0..<12, using: &tokens) == 0 {
                 try await Self.tokensExpireWhileAway(harness, online: online, running: running, random: &tokens, log: &log)
+                expiries += 1
             }
             if Int.random(in: 0..<3, using: &paths) == 0 {
                 try await rare.walk(
@@ -144,6 +146,9 @@ struct MessageCollectionModelTests {
             }
             await reappearingScreen(subjects, random: &screens, log: &log)
             await harness.settle()
+            #expect(
+                await harness.manager.engine.historyResetCount <= expiries,
+                "seed \(seed) step \(step): the cached history goes once per expiry, not once per refused request")
             if await harness.manager.engine.historyResetCount != historyResets {
                 // An expired token cleared the views: those at the newest messages show the
                 // newest page again, from a moment the schedule cannot tell (see

@@ -24,7 +24,10 @@ extension SyncEngine {
                     }
                 } catch let refused as ChatServiceError where Self.refusesTheToken(refused) {
                     guard !isClosed else { return false }
-                    try forgetCachedHistory(of: channelURL, because: refused)
+                    // Two requests of one connection may carry the same token (a fetch's and
+                    // the catch-up's): the history goes once, for the first refusal; the
+                    // second finds the token gone and only asks again.
+                    if try store.syncToken(scope: scope) == since { try forgetCachedHistory(of: channelURL, because: refused) }
                     return try await applyChangeLogsIfDue(channelURL)  // without a token now: asks for a first one
                 }
                 guard let logs, !isClosed else { return false }
