@@ -44,7 +44,7 @@ extension SyncEngine {
     }
 
     /// How reading one chunk of the cache ended.
-    private enum ChunkRead {
+    enum ChunkRead {
         /// The view got a full page, and the chunk holds more.
         case pageFull
         /// The chunk ends where the channel does: nothing more in this direction.
@@ -53,10 +53,12 @@ extension SyncEngine {
         case chunkEnd
     }
 
-    /// Reads the view's next rows in `direction` from inside `chunk` into the view.
-    private func serve(
+    /// Reads the view's next rows in `direction` from inside `chunk` into the view; a
+    /// `.previous` read stops above `floor` (exclusive) when one is given, and then counts
+    /// as the channel's end for this read only (the view is not marked as holding the oldest).
+    func serve(
         _ view: MessageView, _ direction: Direction, from chunk: Chunk, after anchor: (key: MessageKey, inclusive: Bool),
-        delivered: inout Int
+        delivered: inout Int, floor: MessageKey? = nil
     ) throws -> ChunkRead {
         // The first page of a view at `.max` read from the live chunk is the channel's
         // newest: from then on the view follows the live edge. Offline, the newest cached
@@ -74,11 +76,13 @@ extension SyncEngine {
         // Read only inside the chunk: rows past its edges may be cached, but nothing says
         // the messages between them and the chunk are.
         let (from, fromInclusive) = Self.clamp(anchor.key, anchor.inclusive, to: chunk, direction)
+        let floorInChunk = floor.flatMap { direction == .previous && $0 >= chunk.start ? $0 : nil }
         // One row more than needed tells whether the chunk holds more, without a second query.
         var rows = try store.page(
             channelURL: view.channelURL, direction: direction == .previous ? .older : .newer, from: from,
-            inclusive: fromInclusive, bound: direction == .previous ? chunk.start : chunk.end, limit: need + 1,
+            inclusive: fromInclusive, bound: direction == .previous ? floorInChunk ?? chunk.start : chunk.end, limit: need + 1,
             filter: view.filter)
+        if let floorInChunk { rows.removeAll { $0.sortKey <= floorInChunk } }
         let chunkHasMore = rows.count > need
         if chunkHasMore {
             if direction == .previous { rows.removeFirst() } else { rows.removeLast() }
@@ -94,6 +98,7 @@ extension SyncEngine {
             delivered += rows.count
         }
         if chunkHasMore { return .pageFull }
+        if floorInChunk != nil { return .channelEnd }
         if isEnd(of: chunk, direction, view) {
             markExhausted(view, direction, chunk: chunk)
             return .channelEnd
@@ -111,7 +116,7 @@ extension SyncEngine {
     // MARK: Coverage
 
     /// The chunk a fetch may read from at `anchor`, or `nil` when the service must be asked.
-    private func coverage(for view: MessageView, anchor: MessageKey, direction: Direction) throws -> Chunk? {
+    func coverage(for view: MessageView, anchor: MessageKey, direction: Direction) throws -> Chunk? {
         let all = try chunks(of: view.channelURL)
         if let chunk = all.first(where: { $0.contains(anchor) }) { return chunk }
         if let edge = channels[view.channelURL]?.newestKnown, anchor >= edge,
@@ -162,7 +167,7 @@ extension SyncEngine {
 
     /// One request to the service for the range a fetch needs, stored in one
     /// transaction. Answers `false` when the service could not be reached.
-    private func syncStep(for view: MessageView, direction: Direction, cover: Chunk?, anchor: MessageKey) async throws -> Bool {
+    func syncStep(for view: MessageView, direction: Direction, cover: Chunk?, anchor: MessageKey) async throws -> Bool {
         let channelURL = view.channelURL
         guard try await applyChangeLogsIfDue(channelURL) else { return false }
         let batch = options.syncBatchSize

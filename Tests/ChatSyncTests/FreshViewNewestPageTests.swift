@@ -1,0 +1,124 @@
+import ChatSyncTesting
+import Testing
+
+@testable import ChatSync
+
+/// A view opened at `.max` that holds nothing yet (offline on an empty cache, say)
+/// shows its newest page once the channel goes live, even where the newest batch the
+/// reconnect brings holds less than a page of its messages. Before, a view filtered to
+/// carol showed nothing at all while carol's newest messages lay just below that batch,
+/// until the app fetched again (model seed 233).
+@Suite("A fresh view's newest page", .capturingLogs)
+struct FreshViewNewestPageTests {
+    /// Posts `count` messages, every fifth one by carol.
+    private static func post(_ count: Int, on server: SimulatedChatServer) async throws {
+        for index in 0..<count {
+            try await server.post(.text("m\(index)"), from: index % 5 == 0 ? "carol" : "bob", to: Harness.channel)
+        }
+    }
+
+    @Test func aFilteredViewOpenedOfflineShowsItsNewestPageOnceOnline() async throws {
+        let harness = try await Harness.make { $0.syncBatchSize = 3 }
+        let server = harness.server
+        try await Self.post(40, on: server)
+        let carol = try await harness.manager.messageCollection(
+            channelURL: Harness.channel, filter: MessageFilter(senderIds: ["carol"]), limit: 4)
+        let events = EventRecorder()
+        await carol.setHandler(events)
+        #expect(try await carol.fetchSucceededMessages(.previous), "offline: the end is unknown")
+        #expect(await carol.succeededMessages.isEmpty, "offline on an empty cache there is nothing to show")
+
+        await harness.online()
+
+        let truth = await server.messages(in: Harness.channel).filter { $0.senderId == "carol" }
+        #expect(await carol.succeededMessages.map(\.messageId) == truth.suffix(4).map(\.messageId), "carol's newest page")
+        await checkInvariants(carol, events)
+        // And it follows the channel from there.
+        try await server.post(.text("carol again"), from: "carol", to: Harness.channel)
+        await harness.settle()
+        #expect(await carol.succeededMessages.last?.text == "carol again")
+    }
+
+    @Test func anUnfilteredViewGetsAFullPageNotOnlyTheNewestBatch() async throws {
+        let harness = try await Harness.make(history: 30) { $0.syncBatchSize = 3 }
+        let view = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 10)
+        _ = try await view.fetchSucceededMessages(.previous)
+        await harness.online()
+        let truth = await harness.server.messages(in: Harness.channel)
+        #expect(await view.succeededMessages.map(\.messageId) == truth.suffix(10).map(\.messageId))
+        // The app's next fetch goes on from the page's oldest message, skipping none.
+        _ = try await view.fetchSucceededMessages(.previous)
+        #expect(await view.succeededMessages.map(\.messageId) == truth.suffix(20).map(\.messageId))
+    }
+
+    @Test func aViewThatNeverFetchedShowsOnlyWhatCameAfterTheCacheItOpenedOn() async throws {
+        let harness = try await Harness.make(history: 10) { $0.syncBatchSize = 3 }
+        let server = harness.server
+        // Cached: the channel's first ten messages, as one range.
+        let warm = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 10)
+        await harness.online()
+        _ = try await warm.fetchSucceededMessages(.previous)
+        await warm.remove()
+        await server.setOnline(false, for: "alice")
+        await harness.settle()
+        let live = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 8)
+        try await Self.post(5, on: server)
+        await server.setOnline(true, for: "alice")
+        await harness.settle()
+        // Real time proves the channel live: the view shows what came after it opened, no
+        // older message, though its page is not full.
+        try await server.post(.text("live"), from: "bob", to: Harness.channel)
+        await harness.settle()
+        let truth = await server.messages(in: Harness.channel)
+        #expect(await live.succeededMessages.map(\.messageId) == truth.suffix(6).map(\.messageId))
+    }
+
+    @Test func whenTheFillIsNotAnsweredTheViewKeepsWhatItGotAndTheAppsNextFetchGoesOn() async throws {
+        var wrapper: OlderPagesRefused?
+        let harness = try await Harness.make(
+            configure: { $0.syncBatchSize = 3 },
+            wrapping: { service in
+                let refusing = OlderPagesRefused(base: service)
+                wrapper = refusing
+                return refusing
+            })
+        let refusing = try #require(wrapper)
+        let server = harness.server
+        try await Self.post(40, on: server)
+        let carol = try await harness.manager.messageCollection(
+            channelURL: Harness.channel, filter: MessageFilter(senderIds: ["carol"]), limit: 5)
+        let events = EventRecorder()
+        await carol.setHandler(events)
+        _ = try await carol.fetchSucceededMessages(.previous)
+        await refusing.setRefusing(true)
+        await harness.online()
+        #expect(await refusing.refused > 0, "the fill asked, and was not answered")
+        #expect(await carol.succeededMessages.isEmpty, "the newest batch holds none of carol's messages")
+
+        await refusing.setRefusing(false)
+        #expect(try await carol.fetchSucceededMessages(.previous))
+        let truth = await server.messages(in: Harness.channel).filter { $0.senderId == "carol" }
+        #expect(await carol.succeededMessages.map(\.messageId) == truth.suffix(5).map(\.messageId), "nothing skipped")
+        await checkInvariants(carol, events)
+    }
+}
+
+/// Refuses, while told to, every request for messages older than a given place (a
+/// transient error, as a dropped connection gives): only the newest page is answered.
+private actor OlderPagesRefused: ForwardingChatService {
+    let base: any ChatService
+    private(set) var refused = 0
+    private var refusing = false
+
+    init(base: any ChatService) { self.base = base }
+
+    func setRefusing(_ refusing: Bool) { self.refusing = refusing }
+
+    func fetchMessages(_ query: MessageQuery) async throws -> MessagePage {
+        if refusing, query.timestamp != .max {
+            refused += 1
+            throw ChatServiceError.transient(.network, "refused by the test")
+        }
+        return try await base.fetchMessages(query)
+    }
+}
