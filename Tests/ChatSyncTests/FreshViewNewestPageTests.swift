@@ -17,16 +17,25 @@ struct FreshViewNewestPageTests {
         }
     }
 
-    @Test func aFilteredViewOpenedOfflineShowsItsNewestPageOnceOnline() async throws {
-        let harness = try await Harness.make { $0.syncBatchSize = 3 }
-        let server = harness.server
-        try await Self.post(40, on: server)
+    /// Forty messages on the server (every fifth by carol), and a collection of carol's
+    /// opened at `.max` and fetched once before alice's manager runs: offline, on an empty cache.
+    private static func carolsViewOpenedOffline(
+        _ harness: Harness, limit: Int
+    ) async throws -> (MessageCollection, EventRecorder) {
+        try await post(40, on: harness.server)
         let carol = try await harness.manager.messageCollection(
-            channelURL: Harness.channel, filter: MessageFilter(senderIds: ["carol"]), limit: 4)
+            channelURL: Harness.channel, filter: MessageFilter(senderIds: ["carol"]), limit: limit)
         let events = EventRecorder()
         await carol.setHandler(events)
         #expect(try await carol.fetchSucceededMessages(.previous), "offline: the end is unknown")
         #expect(await carol.succeededMessages.isEmpty, "offline on an empty cache there is nothing to show")
+        return (carol, events)
+    }
+
+    @Test func aFilteredViewOpenedOfflineShowsItsNewestPageOnceOnline() async throws {
+        let harness = try await Harness.make { $0.syncBatchSize = 3 }
+        let server = harness.server
+        let (carol, events) = try await Self.carolsViewOpenedOffline(harness, limit: 4)
 
         await harness.online()
 
@@ -84,12 +93,7 @@ struct FreshViewNewestPageTests {
             })
         let refusing = try #require(wrapper)
         let server = harness.server
-        try await Self.post(40, on: server)
-        let carol = try await harness.manager.messageCollection(
-            channelURL: Harness.channel, filter: MessageFilter(senderIds: ["carol"]), limit: 5)
-        let events = EventRecorder()
-        await carol.setHandler(events)
-        _ = try await carol.fetchSucceededMessages(.previous)
+        let (carol, events) = try await Self.carolsViewOpenedOffline(harness, limit: 5)
         await refusing.setRefusing(true)
         await harness.online()
         #expect(await refusing.refused > 0, "the fill asked, and was not answered")
