@@ -14,15 +14,44 @@ extension SyncEngine {
         defer { view.fetching.remove(direction) }
         let generation = view.generation
         try await applyChangeLogsBeforeServing(view)
-        var delivered = 0
-        while true {
+        return try await fillPage(of: view, direction, PageFill(generation: generation, delivered: 0))
+    }
+
+    /// How a page is filled: the app's fetch starts empty; the background completion of
+    /// a fresh view's newest page starts from what the view shows, stops above the
+    /// newest message cached when it opened, and gives way to the app's own fetch.
+    struct PageFill {
+        /// The view's generation when the fill began: a viewpoint reset ends it.
+        let generation: Int
+        /// How many messages of the page the view already holds.
+        let delivered: Int
+        /// A `.previous` fill stops above this key (see ``serve(_:_:from:after:delivered:floor:)``).
+        var floor: MessageKey?
+        /// Whether the fill stops once the app fetches in the same direction.
+        var yieldsToApp = false
+    }
+
+    /// Delivers messages in `direction` until the view holds a page: from the cache
+    /// inside chunks, and where the cache falls short, from the service in batches that
+    /// are stored first and then read from the cache. Answers `hasMore`.
+    func fillPage(of view: MessageView, _ direction: Direction, _ fill: PageFill) async throws -> Bool {
+        var delivered = fill.delivered
+        var before: FillPosition?
+        while delivered < view.limit {
             // Anything may have happened during the last await: stop delivering to a
             // removed or reset view.
-            guard !isClosed, views[id] === view, view.generation == generation else { return true }
+            guard !isClosed, views[view.id] === view, view.generation == fill.generation,
+                !(fill.yieldsToApp && view.fetching.contains(direction))
+            else { return true }
             let anchor = view.anchor(for: direction)
             let cover = try coverage(for: view, anchor: anchor.key, direction: direction)
+            // A round that moved nothing (the view's edge, the chunk it read, what it
+            // delivered) would be asked again for ever: the end stays unknown instead.
+            let position = FillPosition(anchor: anchor.key, cover: cover, delivered: delivered)
+            guard position != before else { return true }
+            before = position
             if let chunk = cover {
-                switch try serve(view, direction, from: chunk, after: anchor, delivered: &delivered) {
+                switch try serve(view, direction, from: chunk, after: anchor, delivered: &delivered, floor: fill.floor) {
                 case .pageFull: return true
                 case .channelEnd: return false
                 case .chunkEnd: break
@@ -31,6 +60,14 @@ extension SyncEngine {
             guard canReachService else { return true }  // offline: the cache is all there is, and the end is unknown
             guard try await syncStep(for: view, direction: direction, cover: cover, anchor: anchor.key) else { return true }
         }
+        return true
+    }
+
+    /// Where a fill stands, to tell that a round moved it.
+    private struct FillPosition: Equatable {
+        let anchor: MessageKey
+        let cover: Chunk?
+        let delivered: Int
     }
 
     /// Applies the channel's change logs before its cache is served, once per connection
@@ -103,7 +140,13 @@ extension SyncEngine {
             markExhausted(view, direction, chunk: chunk)
             return .channelEnd
         }
-        return delivered >= view.limit ? .pageFull : .chunkEnd
+        if delivered >= view.limit { return .pageFull }
+        // Every matching message down to the chunk's start is in the view now: the view
+        // is complete down there, so a trim of the cache cannot take back what was read
+        // while the service is asked for older messages (the two would take turns for
+        // ever on a filter that matches nothing there, model seed 236).
+        if direction == .previous { view.bounds.extendLower(to: chunk.start) }
+        return .chunkEnd
     }
 
     /// Fetches `.next` until the view reaches the newest message.

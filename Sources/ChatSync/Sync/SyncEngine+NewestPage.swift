@@ -31,40 +31,8 @@ extension SyncEngine {
 
     private func fillNewestPage(ofView id: Int, generation: Int, above known: MessageKey?) async throws {
         guard let view = views[id] else { return }
-        var delivered = view.succeeded.count
-        var before: FillPosition?
-        while delivered < view.limit {
-            guard !isClosed, views[id] === view, view.generation == generation, !view.fetching.contains(.previous)
-            else { return }
-            let anchor = view.anchor(for: .previous)
-            let cover = try coverage(for: view, anchor: anchor.key, direction: .previous)
-            // A request that moved nothing (the view's oldest message, the range it read,
-            // what it delivered) would be asked again for ever: the app's fetch goes on instead.
-            let position = FillPosition(lower: view.lowerBound, coverStart: cover?.start, delivered: delivered)
-            guard position != before else { return }
-            before = position
-            if let chunk = cover {
-                switch try serve(view, .previous, from: chunk, after: anchor, delivered: &delivered, floor: known) {
-                case .pageFull, .channelEnd: return
-                case .chunkEnd:
-                    // Every message of the view down to the chunk's start is in it: the view
-                    // is complete down there, which keeps a trim from taking what was read
-                    // while the fill asks for older messages (the two would otherwise take
-                    // turns for ever on a filter that matches nothing there).
-                    view.bounds.extendLower(to: chunk.start)
-                }
-            }
-            guard canReachService, try await syncStep(for: view, direction: .previous, cover: cover, anchor: anchor.key) else {
-                return
-            }
-        }
-    }
-
-    /// Where a fill stands, to tell that a request moved it.
-    private struct FillPosition: Equatable {
-        let lower: MessageKey?
-        let coverStart: MessageKey?
-        let delivered: Int
+        let fill = PageFill(generation: generation, delivered: view.succeeded.count, floor: known, yieldsToApp: true)
+        _ = try await fillPage(of: view, .previous, fill)
     }
 
     private func logNewestPageFailure(_ channelURL: String, _ error: any Error) {
