@@ -35,11 +35,9 @@ extension ChatStore {
         }
         for message in messages {
             sqlite3_reset(statement)
-            MessageColumns.bind(message, to: statement)
-            let code = sqlite3_step(statement)
-            guard code == SQLITE_DONE else {
-                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
-            }
+            var binder = StatementBinder(statement)
+            MessageColumns.bind(message, to: &binder)
+            try StatementBinder.step(statement, in: db)
         }
     }
 
@@ -125,13 +123,6 @@ extension ChatStore {
         while let row = try rows.next() { messages.append(MessageColumns.message(from: row)) }
         if older { messages.reverse() }
         return messages
-    }
-
-    /// The creation time of a channel's newest cached message.
-    static func newestCreatedAt(_ channelURL: String, in db: Database) throws -> Int64? {
-        let statement = try db.cachedStatement(
-            sql: "SELECT created_at FROM message WHERE channel_url = ? ORDER BY created_at DESC, message_id DESC LIMIT 1")
-        return try Int64.fetchOne(statement, arguments: [channelURL])
     }
 
     /// The newest cached message of a channel.

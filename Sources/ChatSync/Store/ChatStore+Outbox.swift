@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 
 // MARK: - Outbox
 
@@ -26,10 +27,16 @@ extension ChatStore {
     }()
 
     static func insertOutbox(_ entry: OutboxEntry, in db: Database) throws -> OutboxEntry {
-        let statement = try db.cachedStatement(sql: insertOutboxSQL)
-        statement.setUncheckedArguments(StatementArguments([entry.lane.rawValue] + mutableValues(of: entry)))
+        let statement = try db.cachedStatement(sql: insertOutboxSQL).sqliteStatement
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        sqlite3_reset(statement)
+        var binder = StatementBinder(statement)
+        bindMutableColumns(of: entry, to: &binder)
         do {
-            try statement.execute()
+            try StatementBinder.step(statement, in: db)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             throw SyncManagerError(.invalidParameter, "a message with reqId '\(entry.reqId)' is already in the outbox")
         }
@@ -55,10 +62,16 @@ extension ChatStore {
     }()
 
     static func updateOutbox(_ entry: OutboxEntry, in db: Database) throws -> Bool {
-        let statement = try db.cachedStatement(sql: updateOutboxSQL)
-        statement.setUncheckedArguments(
-            StatementArguments([entry.lane.rawValue] + mutableValues(of: entry) + [entry.reqId]))
-        try statement.execute()
+        let statement = try db.cachedStatement(sql: updateOutboxSQL).sqliteStatement
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        sqlite3_reset(statement)
+        var binder = StatementBinder(statement)
+        bindMutableColumns(of: entry, to: &binder)
+        binder.text(entry.reqId)
+        try StatementBinder.step(statement, in: db)
         return db.changesCount > 0
     }
 
@@ -124,13 +137,24 @@ extension ChatStore {
 
     // MARK: Row mapping
 
-    private static func mutableValues(of entry: OutboxEntry) -> [(any DatabaseValueConvertible)?] {
+    /// Binds `lane`, then every column after `seq` in ``outboxColumns`` order, through
+    /// SQLite's C API: a send's hot path, where an array of existential arguments cost
+    /// more than the insert itself.
+    private static func bindMutableColumns(of entry: OutboxEntry, to binder: inout StatementBinder) {
         let message = entry.message
-        return [
-            entry.origin.rawValue, message.syncState.rawValue, message.file?.localPath, message.uploadProgress,
-            message.failure?.code, message.failure?.message, message.failure?.isRetryable,
-            entry.attempts, entry.resendAttempts, entry.failedAt, entry.textCorrected,
-        ] + MessageColumns.values(of: message)
+        binder.text(entry.lane.rawValue)
+        binder.text(entry.origin.rawValue)
+        binder.text(message.syncState.rawValue)
+        binder.text(message.file?.localPath)
+        binder.double(message.uploadProgress)
+        binder.int(message.failure.map { Int64($0.code) })
+        binder.text(message.failure?.message)
+        binder.bool(message.failure?.isRetryable)
+        binder.int(entry.attempts)
+        binder.int(entry.resendAttempts)
+        binder.int(entry.failedAt)
+        binder.bool(entry.textCorrected)
+        MessageColumns.bind(message, to: &binder)
     }
 
     private static func entry(from row: Row) -> OutboxEntry {

@@ -29,44 +29,24 @@ enum MessageColumns {
     static let selectList = names.joined(separator: ", ")
     static let placeholders = Array(repeating: "?", count: count).joined(separator: ", ")
 
-    /// The values of `message` in ``names`` order.
-    static func values(of message: Message) -> [(any DatabaseValueConvertible)?] {
-        [
-            message.channelURL, message.createdAt, message.messageId, message.reqId, message.senderId,
-            message.kind.rawValue, message.text, message.customType, message.data,
-            message.file?.name, message.file?.mimeType, message.file?.size, message.file?.url,
-            message.parentMessageId, message.updatedAt,
-        ]
-    }
-
-    /// Binds `message` to a prepared statement whose parameters are ``names`` in order,
-    /// straight through the C API: the batch-ingest hot path, where building argument
-    /// arrays of existentials cost more than SQLite itself.
-    static func bind(_ message: Message, to statement: OpaquePointer) {
-        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)  // SQLite copies the text
-        func text(_ index: Int32, _ value: String?) {
-            guard let value else { sqlite3_bind_null(statement, index); return }
-            sqlite3_bind_text(statement, index, value, -1, transient)
-        }
-        func int(_ index: Int32, _ value: Int64?) {
-            guard let value else { sqlite3_bind_null(statement, index); return }
-            sqlite3_bind_int64(statement, index, value)
-        }
-        text(1, message.channelURL)
-        int(2, message.createdAt)
-        int(3, message.messageId)
-        text(4, message.reqId)
-        text(5, message.senderId)
-        text(6, message.kind.rawValue)
-        text(7, message.text)
-        text(8, message.customType)
-        text(9, message.data)
-        text(10, message.file?.name)
-        text(11, message.file?.mimeType)
-        int(12, message.file?.size)
-        text(13, message.file?.url)
-        int(14, message.parentMessageId)
-        int(15, message.updatedAt)
+    /// Binds `message`'s columns in ``names`` order as the binder's next parameters,
+    /// through SQLite's C API (the batch ingest and a send).
+    static func bind(_ message: Message, to binder: inout StatementBinder) {
+        binder.text(message.channelURL)
+        binder.int(message.createdAt)
+        binder.int(message.messageId)
+        binder.text(message.reqId)
+        binder.text(message.senderId)
+        binder.text(message.kind.rawValue)
+        binder.text(message.text)
+        binder.text(message.customType)
+        binder.text(message.data)
+        binder.text(message.file?.name)
+        binder.text(message.file?.mimeType)
+        binder.int(message.file?.size)
+        binder.text(message.file?.url)
+        binder.int(message.parentMessageId)
+        binder.int(message.updatedAt)
     }
 
     /// Reads a message from `row`, whose columns start at `offset` in ``names`` order.
