@@ -13,10 +13,16 @@ extension SyncEngine {
         for operationChannel in pendingWrites.channelURLs where channelURL == nil || channelURL == operationChannel {
             lanes.insert(LaneKey(channelURL: operationChannel, lane: .text))
         }
-        for lane in lanes.sorted(by: { $0.description < $1.description }) where !outbox.runningLanes.contains(lane) {
-            outbox.runningLanes.insert(lane)
-            runInBackground { await $0.runLane(lane) }
-        }
+        for lane in lanes.sorted(by: { $0.description < $1.description }) { kickLane(lane) }
+    }
+
+    /// Starts the runner of one lane that was just given work, unless it runs already:
+    /// a send wakes its own lane without reading its channel's whole outbox, which a
+    /// burst of sends behind a slow connection would otherwise read once per send.
+    func kickLane(_ lane: LaneKey) {
+        guard isOnline, !outbox.runningLanes.contains(lane) else { return }
+        outbox.runningLanes.insert(lane)
+        runInBackground { await $0.runLane(lane) }
     }
 
     /// Sends a lane's messages strictly one at a time in creation order: the head is

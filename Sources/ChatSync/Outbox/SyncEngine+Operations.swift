@@ -31,7 +31,7 @@ extension SyncEngine {
             throw SyncManagerError(.invalidParameter, "the new text must not be empty or longer than \(SendLimits.maxTextLength)")
         }
         let confirmed = try ownSyncedMessage(messageId: messageId, channelURL: channelURL)
-        try enqueue(OutboxOperation(id: UUID().uuidString, kind: .edit, channelURL: channelURL, messageId: messageId, text: text))
+        try enqueue(OutboxOperation(id: RandomIdentifier.make(), kind: .edit, channelURL: channelURL, messageId: messageId, text: text))
         let shown = pendingWrites.overlaid(confirmed) ?? confirmed
         refreshViews(channelURL, with: [confirmed], admitting: false)
         showAwaitedEcho(shown)
@@ -54,7 +54,7 @@ extension SyncEngine {
         let superseded = pendingWrites.operations(channelURL: channelURL, messageId: messageId).map(\.id)
         try store.deleteOperations(ids: superseded)
         for id in superseded { pendingWrites.remove(id: id) }
-        try enqueue(OutboxOperation(id: UUID().uuidString, kind: .deletion, channelURL: channelURL, messageId: messageId))
+        try enqueue(OutboxOperation(id: RandomIdentifier.make(), kind: .deletion, channelURL: channelURL, messageId: messageId))
         for view in views(of: channelURL) {
             view.remove(messageIds: [messageId])
             // Answered but waiting for its echo: it leaves the pending list now; the echo,
@@ -96,7 +96,7 @@ extension SyncEngine {
     func keepCorrection(of entry: OutboxEntry, answeredWith sent: Message) {
         guard entry.textCorrected, sent.text != entry.message.text, sent.messageId > 0 else { return }
         let edit = OutboxOperation(
-            id: UUID().uuidString, kind: .edit, channelURL: sent.channelURL, messageId: sent.messageId, text: entry.message.text)
+            id: RandomIdentifier.make(), kind: .edit, channelURL: sent.channelURL, messageId: sent.messageId, text: entry.message.text)
         do { try enqueue(edit) } catch { logger.error("could not queue the correction of \(entry.reqId): \(error)") }
     }
 }

@@ -9,13 +9,12 @@ extension SyncEngine {
     func send(_ params: MessageParams, channelURL: String) throws -> Message {
         try checkOpen()
         let file = try validate(params, channelURL: channelURL)
-        let (userId, time, reqId) = (userId, now, UUID().uuidString)
+        let (userId, time, reqId) = (userId, now, RandomIdentifier.make())
         // One transaction: the membership check, the time floor and the insert.
         let entry = try store.write { db -> OutboxEntry in
-            if let members = try ChatStore.channelMembers(channelURL, in: db), !members.isEmpty, !members.contains(userId) {
-                throw SyncManagerError(.invalidParameter, "\(userId) is not a member of \(channelURL)")
-            }
-            let createdAt = max(time, try ChatStore.newestCreatedAt(channelURL, in: db) ?? .min)
+            let check = try ChatStore.sendCheck(channelURL: channelURL, userId: userId, in: db)
+            guard check.isMember else { throw SyncManagerError(.invalidParameter, "\(userId) is not a member of \(channelURL)") }
+            let createdAt = max(time, check.newestCreatedAt ?? .min)
             let message = Message(
                 reqId: reqId, channelURL: channelURL, senderId: userId, kind: params.kind, text: params.text,
                 customType: params.customType, data: params.data, file: file, parentMessageId: params.parentMessageId,
@@ -23,7 +22,7 @@ extension SyncEngine {
             return try ChatStore.insertOutbox(OutboxEntry(message: message), in: db)
         }
         present(entry, entering: true)
-        kickLanes(channelURL)
+        kickLane(LaneKey(channelURL: channelURL, lane: entry.lane))
         return entry.message
     }
 

@@ -38,13 +38,6 @@ extension ChatStore {
         }
     }
 
-    /// The members of a cached channel (`nil` when it is not cached), read with one cached statement.
-    static func channelMembers(_ channelURL: String, in db: Database) throws -> [String]? {
-        let statement = try db.cachedStatement(sql: "SELECT member_ids FROM channel WHERE channel_url = ?")
-        guard let json = try String.fetchOne(statement, arguments: [channelURL]) else { return nil }
-        return (try? JSONDecoder().decode([String].self, from: Data(json.utf8))) ?? []
-    }
-
     /// One cached channel.
     func channel(_ channelURL: String) throws -> Channel? {
         try read { db in
