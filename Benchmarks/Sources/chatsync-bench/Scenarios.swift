@@ -217,7 +217,11 @@ struct Scenarios {
         for run in 0..<sizes.sendRuns {
             let file = path("send-\(run).sqlite")
             try? FileManager.default.removeItem(atPath: file)
-            let manager = try await SyncManager(userId: "alice", service: SimulatedChatServer().service(for: "alice"), databasePath: file)
+            // Offline, as the row says: every call is the outbox's own work, with no lane
+            // sending beside it (the simulator starts its users connected).
+            let server = SimulatedChatServer()
+            await server.setOnline(false, for: "alice")
+            let manager = try await SyncManager(userId: "alice", service: server.service(for: "alice"), databasePath: file)
             let collection = try await manager.messageCollection(channelURL: "bench")
             let handler = PendingClock()
             await collection.setHandler(handler)
@@ -244,7 +248,7 @@ struct Scenarios {
         for index in 0..<sizes.sends {
             raw.append(
                 try await measure {
-                    insert.bind(1, UUID().uuidString)
+                    insert.bind(1, RawRequestId.make())
                     insert.bind(2, Int64(index))
                     insert.bind(3, "message \(index): a line of chat of a typical length")
                     insert.bind(4, Int64(index))
