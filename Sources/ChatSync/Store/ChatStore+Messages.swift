@@ -1,5 +1,4 @@
 import GRDB
-import GRDBSQLite
 
 /// Which way a page query reads from its anchor.
 enum PageDirection: Sendable {
@@ -29,15 +28,8 @@ extension ChatStore {
     /// Inserts or updates `messages` inside the caller's transaction, with one cached statement.
     static func upsertMessages(_ messages: [Message], in db: Database) throws {
         let statement = try db.cachedStatement(sql: upsertSQL).sqliteStatement
-        defer {
-            sqlite3_reset(statement)
-            sqlite3_clear_bindings(statement)
-        }
         for message in messages {
-            sqlite3_reset(statement)
-            var binder = StatementBinder(statement)
-            MessageColumns.bind(message, to: &binder)
-            try StatementBinder.step(statement, in: db)
+            try StatementBinder.execute(statement, in: db) { MessageColumns.bind(message, to: &$0) }
         }
     }
 

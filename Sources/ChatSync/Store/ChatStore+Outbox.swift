@@ -1,5 +1,4 @@
 import GRDB
-import GRDBSQLite
 
 // MARK: - Outbox
 
@@ -28,15 +27,8 @@ extension ChatStore {
 
     static func insertOutbox(_ entry: OutboxEntry, in db: Database) throws -> OutboxEntry {
         let statement = try db.cachedStatement(sql: insertOutboxSQL).sqliteStatement
-        defer {
-            sqlite3_reset(statement)
-            sqlite3_clear_bindings(statement)
-        }
-        sqlite3_reset(statement)
-        var binder = StatementBinder(statement)
-        bindMutableColumns(of: entry, to: &binder)
         do {
-            try StatementBinder.step(statement, in: db)
+            try StatementBinder.execute(statement, in: db) { bindMutableColumns(of: entry, to: &$0) }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             throw SyncManagerError(.invalidParameter, "a message with reqId '\(entry.reqId)' is already in the outbox")
         }
@@ -63,15 +55,10 @@ extension ChatStore {
 
     static func updateOutbox(_ entry: OutboxEntry, in db: Database) throws -> Bool {
         let statement = try db.cachedStatement(sql: updateOutboxSQL).sqliteStatement
-        defer {
-            sqlite3_reset(statement)
-            sqlite3_clear_bindings(statement)
+        try StatementBinder.execute(statement, in: db) { binder in
+            bindMutableColumns(of: entry, to: &binder)
+            binder.text(entry.reqId)
         }
-        sqlite3_reset(statement)
-        var binder = StatementBinder(statement)
-        bindMutableColumns(of: entry, to: &binder)
-        binder.text(entry.reqId)
-        try StatementBinder.step(statement, in: db)
         return db.changesCount > 0
     }
 

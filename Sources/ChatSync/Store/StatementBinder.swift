@@ -5,8 +5,8 @@ import GRDBSQLite
 /// SQLite's C API: the hot paths' way (batch ingest, a send), where building argument
 /// arrays of existentials cost more than SQLite's own work.
 ///
-/// The caller owns the statement's life cycle: it resets the statement before binding,
-/// steps it, and resets and clears it when done, as GRDB expects of a cached statement.
+/// ``execute(_:in:binding:)`` owns the statement's life cycle: reset before binding, run,
+/// then reset and cleared, as GRDB expects of a cached statement.
 struct StatementBinder {
     private let statement: OpaquePointer
     /// The last parameter bound (parameters count from 1).
@@ -40,8 +40,17 @@ struct StatementBinder {
         sqlite3_bind_double(statement, index, value)
     }
 
-    /// Runs a statement that answers no rows; throws SQLite's error as GRDB would.
-    static func step(_ statement: OpaquePointer, in db: Database) throws {
+    /// Binds `statement`'s parameters through `bind` and runs it (it answers no rows),
+    /// leaving it reset and cleared for GRDB's statement cache; throws SQLite's error as
+    /// GRDB would.
+    static func execute(_ statement: OpaquePointer, in db: Database, binding bind: (inout StatementBinder) -> Void) throws {
+        sqlite3_reset(statement)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        var binder = StatementBinder(statement)
+        bind(&binder)
         let code = sqlite3_step(statement)
         guard code == SQLITE_DONE else {
             throw DatabaseError(
