@@ -47,7 +47,8 @@ extension SyncEngine {
             let cover = try coverage(for: view, anchor: anchor.key, direction: direction)
             // A round that moved nothing (the view's edge, the chunk it read, what it
             // delivered) would be asked again for ever: the end stays unknown instead.
-            let position = FillPosition(anchor: anchor.key, cover: cover, delivered: delivered)
+            let position = FillPosition(
+                anchor: anchor.key, cover: cover, delivered: delivered, newestKnown: channels[view.channelURL]?.newestKnown)
             guard position != before else { return true }
             before = position
             if let chunk = cover {
@@ -63,11 +64,14 @@ extension SyncEngine {
         return true
     }
 
-    /// Where a fill stands, to tell that a round moved it.
+    /// Where a fill stands, to tell that a round moved it. The channel's newest known
+    /// message is part of it: a request that only proves nothing newer exists moves no
+    /// chunk, yet the next round then finds the channel's end.
     private struct FillPosition: Equatable {
         let anchor: MessageKey
         let cover: Chunk?
         let delivered: Int
+        let newestKnown: MessageKey?
     }
 
     /// Applies the channel's change logs before its cache is served, once per connection
@@ -144,8 +148,14 @@ extension SyncEngine {
         // Every matching message down to the chunk's start is in the view now: the view
         // is complete down there, so a trim of the cache cannot take back what was read
         // while the service is asked for older messages (the two would take turns for
-        // ever on a filter that matches nothing there, model seed 236).
-        if direction == .previous { view.bounds.extendLower(to: chunk.start) }
+        // ever on a filter that matches nothing there, model seed 236). Not when the read
+        // began below an anchor the chunk does not reach and nothing proves the span
+        // between empty (offline, the newest cached chunk stands in for the viewpoint's
+        // place): the view's next fetches must still start from the anchor.
+        let readFromAnchor = anchor.key <= chunk.end || atLiveTop || (isOnline && isEnd(of: chunk, .next, view))
+        if direction == .previous, readFromAnchor {
+            view.bounds.extendLower(to: chunk.start)
+        }
         return .chunkEnd
     }
 

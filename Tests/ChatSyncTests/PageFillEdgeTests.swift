@@ -1,0 +1,68 @@
+import ChatSyncTesting
+import Testing
+
+@testable import ChatSync
+
+/// The edges of filling a page (`fillPage`, `serve`): where a fetch stops and what the
+/// view then counts as complete. Both cases were found by a review of the loop that the
+/// app's fetch and a fresh view's background fill share.
+@Suite("Filling a page", .capturingLogs)
+struct PageFillEdgeTests {
+    /// Offline, an empty view whose viewpoint lies above the newest cached range reads
+    /// that range in its place. When its filter finds nothing there, the view's next
+    /// fetches must still start from its viewpoint: the messages between the range and
+    /// the viewpoint are not known, and were never shown when the view counted itself
+    /// complete down to the range's start.
+    @Test func anEmptyOfflineReadBelowTheViewpointLeavesTheGapToFetch() async throws {
+        let harness = try await Harness.make(history: 12) { $0.syncBatchSize = 3 }
+        let server = harness.server
+        // Cached: bob's newest six messages, as one range that does not reach the start.
+        let warm = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 5)
+        await harness.online()
+        _ = try await warm.fetchSucceededMessages(.previous)
+        await warm.remove()
+        await server.setOnline(false, for: "alice")
+        await harness.settle()
+        for index in 0..<3 { try await server.post(.text("carol \(index)"), from: "carol", to: Harness.channel) }
+        await server.advanceClock(by: 10)
+        let viewpoint = await server.now
+        let carol = try await harness.manager.messageCollection(
+            channelURL: Harness.channel, filter: MessageFilter(senderIds: ["carol"]), viewpoint: viewpoint, limit: 5)
+        _ = try await carol.fetchSucceededMessages(.previous)
+        #expect(await carol.succeededMessages.isEmpty, "offline, carol's messages are not cached")
+
+        await server.setOnline(true, for: "alice")
+        await harness.settle()
+        _ = try await carol.fetchSucceededMessages(.previous)
+        let shown = await carol.succeededMessages.map(\.text)
+        // Known defect, older than the shared loop (found while writing this test): the
+        // channel's newest known message is still bob's from before the offline spell, so
+        // `coverage` takes the old top range as the whole story above it and the fetch
+        // asks only for older messages. Fixing it (ask the service above a range whose
+        // edge is not proven live) is the next step; this test then passes as written.
+        withKnownIssue("a stale newest-known message hides what was posted while offline") {
+            #expect(shown == ["carol 0", "carol 1", "carol 2"])
+        }
+    }
+
+    /// A `.next` fetch that reads to the channel's newest message answers `hasMore ==
+    /// false` under the shared loop's progress guard. (The review's sharper case, a last
+    /// request answered by an empty page that moves no range, is guarded by counting the
+    /// newest known message in the fill's position; the simulator ends a channel on its
+    /// last full page, so this test does not reach that case.)
+    @Test func aNextFetchEndedByAnEmptyPageSaysThereIsNoMore() async throws {
+        let harness = try await Harness.make(history: 10) { $0.syncBatchSize = 3 }
+        await harness.online()
+        let first = try #require(await harness.server.messages(in: Harness.channel).first)
+        let view = try await harness.manager.messageCollection(channelURL: Harness.channel, viewpoint: first.createdAt)
+        var hasMore = true
+        var fetches = 0
+        while hasMore, fetches < 10 {
+            hasMore = try await view.fetchSucceededMessages(.next)
+            fetches += 1
+        }
+        #expect(!hasMore, "the channel's end was reached")
+        #expect(fetches == 1, "one fetch of 50 reads the nine newer messages and finds the end")
+        #expect(await view.succeededMessages.count == 9)
+    }
+}
