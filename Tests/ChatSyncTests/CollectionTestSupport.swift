@@ -265,3 +265,16 @@ func serverRange(_ all: [Message], _ filter: MessageFilter, from first: Message?
     guard let first, let last else { return [] }
     return all.filter { filter.matches($0) && $0.sortKey >= first.sortKey && $0.sortKey <= last.sortKey }
 }
+
+extension Harness {
+    /// Goes online, caches the channel's newest messages as one range (a view of `limit`
+    /// fetched once and closed), then takes alice offline again and settles.
+    func cacheNewestRangeThenGoOffline(limit: Int) async throws {
+        let warm = try await manager.messageCollection(channelURL: Harness.channel, limit: limit)
+        await online()
+        _ = try await warm.fetchSucceededMessages(.previous)
+        await warm.remove()
+        await server.setOnline(false, for: "alice")
+        await settle()
+    }
+}

@@ -64,12 +64,7 @@ struct FreshViewNewestPageTests {
         let harness = try await Harness.make(history: 10) { $0.syncBatchSize = 3 }
         let server = harness.server
         // Cached: the channel's first ten messages, as one range.
-        let warm = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 10)
-        await harness.online()
-        _ = try await warm.fetchSucceededMessages(.previous)
-        await warm.remove()
-        await server.setOnline(false, for: "alice")
-        await harness.settle()
+        try await harness.cacheNewestRangeThenGoOffline(limit: 10)
         let live = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 8)
         try await Self.post(5, on: server)
         await server.setOnline(true, for: "alice")

@@ -17,12 +17,7 @@ struct PageFillEdgeTests {
         let harness = try await Harness.make(history: 12) { $0.syncBatchSize = 3 }
         let server = harness.server
         // Cached: bob's newest six messages, as one range that does not reach the start.
-        let warm = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 5)
-        await harness.online()
-        _ = try await warm.fetchSucceededMessages(.previous)
-        await warm.remove()
-        await server.setOnline(false, for: "alice")
-        await harness.settle()
+        try await harness.cacheNewestRangeThenGoOffline(limit: 5)
         for index in 0..<3 { try await server.post(.text("carol \(index)"), from: "carol", to: Harness.channel) }
         await server.advanceClock(by: 10)
         let viewpoint = await server.now
