@@ -14,30 +14,46 @@ struct PageFillEdgeTests {
     /// the viewpoint are not known, and were never shown when the view counted itself
     /// complete down to the range's start.
     @Test func anEmptyOfflineReadBelowTheViewpointLeavesTheGapToFetch() async throws {
-        let harness = try await Harness.make(history: 12) { $0.syncBatchSize = 3 }
+        let harness = try await Harness.make(history: 40) { $0.syncBatchSize = 3 }
         let server = harness.server
-        // Cached: bob's newest six messages, as one range that does not reach the start.
+        // Cached: bob's newest messages, as one range that does not reach the start.
         try await harness.cacheNewestRangeThenGoOffline(limit: 5)
-        for index in 0..<3 { try await server.post(.text("carol \(index)"), from: "carol", to: Harness.channel) }
-        await server.advanceClock(by: 10)
-        let viewpoint = await server.now
-        let carol = try await harness.manager.messageCollection(
-            channelURL: Harness.channel, filter: MessageFilter(senderIds: ["carol"]), viewpoint: viewpoint, limit: 5)
+        let carol = try await postWhileOffline(harness)
         _ = try await carol.fetchSucceededMessages(.previous)
         #expect(await carol.succeededMessages.isEmpty, "offline, carol's messages are not cached")
 
         await server.setOnline(true, for: "alice")
         await harness.settle()
         _ = try await carol.fetchSucceededMessages(.previous)
-        let shown = await carol.succeededMessages.map(\.text)
-        // Known defect, older than the shared loop (found while writing this test): the
-        // channel's newest known message is still bob's from before the offline spell, so
-        // `coverage` takes the old top range as the whole story above it and the fetch
-        // asks only for older messages. Fixing it (ask the service above a range whose
-        // edge is not proven live) is the next step; this test then passes as written.
-        withKnownIssue("a stale newest-known message hides what was posted while offline") {
-            #expect(shown == ["carol 0", "carol 1", "carol 2"])
-        }
+        #expect(await carol.succeededMessages.map(\.text) == ["carol 0", "carol 1", "carol 2"])
+    }
+
+    /// The same offline read, when the cached range reaches the channel's first message:
+    /// the view holds everything older than the range's end (nothing of carol's), so
+    /// `.previous` has no more; the messages between the range and the viewpoint lie
+    /// above the view's window, and `.next` brings them once the device is online.
+    @Test func anOfflineReadOfTheWholeCacheLeavesTheGapAboveTheWindow() async throws {
+        let harness = try await Harness.make(history: 12) { $0.syncBatchSize = 3 }
+        try await harness.cacheNewestRangeThenGoOffline(limit: 5)
+        let carol = try await postWhileOffline(harness)
+        #expect(try await !carol.fetchSucceededMessages(.previous), "the cache reaches the channel's start")
+
+        await harness.server.setOnline(true, for: "alice")
+        await harness.settle()
+        #expect(try await !carol.fetchSucceededMessages(.previous), "nothing is older than the channel's start")
+        _ = try await carol.fetchSucceededMessages(.next)
+        #expect(await carol.succeededMessages.map(\.text) == ["carol 0", "carol 1", "carol 2"])
+    }
+
+    /// Carol posts three messages while alice is offline; alice then opens a view of
+    /// carol's messages at a viewpoint past them all.
+    private func postWhileOffline(_ harness: Harness) async throws -> MessageCollection {
+        let server = harness.server
+        for index in 0..<3 { try await server.post(.text("carol \(index)"), from: "carol", to: Harness.channel) }
+        await server.advanceClock(by: 10)
+        let viewpoint = await server.now
+        return try await harness.manager.messageCollection(
+            channelURL: Harness.channel, filter: MessageFilter(senderIds: ["carol"]), viewpoint: viewpoint, limit: 5)
     }
 
     /// A `.next` fetch that reads to the channel's newest message answers `hasMore ==
