@@ -149,6 +149,17 @@ struct StoreTests {
         #expect(code == .invalidParameter, "a reqId is in the outbox at most once")
         #expect(try store.deleteOutbox(reqId: "T1"))
         #expect(try store.outboxEntries(channelURL: "c", lane: .text).map(\.reqId) == ["T2", "T3"])
+
+        // A lane's head skips what is not pending and what a host sends, and stays in its lane.
+        let pending: Set<SyncState> = [.created, .uploading, .syncing]
+        #expect(try store.laneHead(channelURL: "c", lane: .text, states: pending)?.reqId == "T3", "T2 failed")
+        #expect(try store.laneHead(channelURL: "c", lane: .media, states: pending)?.reqId == "I1")
+        #expect(try store.laneHead(channelURL: "other", lane: .text, states: pending)?.reqId == "X1")
+        #expect(try store.laneHead(channelURL: "other", lane: .media, states: pending) == nil)
+        var hosted = try #require(try store.outboxEntry(reqId: "I1"))
+        hosted.origin = .host
+        #expect(try store.updateOutbox(hosted))
+        #expect(try store.laneHead(channelURL: "c", lane: .media, states: pending)?.reqId == "I2", "a host's entry is not the outbox's to send")
     }
 
     @Test func clearCacheDropsTheCacheButKeepsTheOutbox() throws {

@@ -31,8 +31,7 @@ extension SyncEngine {
     private func runLane(_ lane: LaneKey) async {
         defer { outbox.runningLanes.remove(lane) }
         while isOnline {
-            let entries = (try? store.outboxEntries(channelURL: lane.channelURL, lane: lane.lane, states: Self.pendingStates)) ?? []
-            let head = entries.first(where: { $0.origin == .outbox })
+            let head = try? store.laneHead(channelURL: lane.channelURL, lane: lane.lane, states: Self.pendingStates)
             if lane.lane == .text, let operation = pendingWrites.head(of: lane.channelURL), operation.seq < head?.seq ?? .max {
                 guard await attempt(operation) else { return }
                 continue

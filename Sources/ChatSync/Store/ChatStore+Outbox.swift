@@ -84,19 +84,39 @@ extension ChatStore {
     /// Outbox entries in creation order, optionally narrowed to a channel, a lane and states.
     func outboxEntries(channelURL: String? = nil, lane: SendLane? = nil, states: Set<SyncState>? = nil) throws -> [OutboxEntry] {
         try read { db in
-            var clauses: [String] = []
-            var arguments: StatementArguments = []
-            if let channelURL { clauses.append("channel_url = ?"); arguments += [channelURL] }
-            if let lane { clauses.append("lane = ?"); arguments += [lane.rawValue] }
-            if let states {
-                let values = states.map(\.rawValue).sorted()
-                clauses.append("state IN (" + values.map { _ in "?" }.joined(separator: ",") + ")")
-                arguments += StatementArguments(values)
-            }
-            let whereClause = clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND ")
+            let (whereClause, arguments) = Self.outboxFilter(channelURL: channelURL, lane: lane, states: states)
             let statement = try db.cachedStatement(sql: "SELECT \(Self.outboxColumns) FROM outbox\(whereClause) ORDER BY seq")
             return try Row.fetchAll(statement, arguments: arguments).map(Self.entry(from:))
         }
+    }
+
+    /// The oldest entry of a lane in one of `states` that the outbox itself sends (not a
+    /// host's): the lane's head. One indexed row, however long the lane is.
+    func laneHead(channelURL: String, lane: SendLane, states: Set<SyncState>) throws -> OutboxEntry? {
+        try read { db in
+            var (whereClause, arguments) = Self.outboxFilter(channelURL: channelURL, lane: lane, states: states)
+            whereClause += " AND origin = ?"
+            arguments += [OutboxEntry.Origin.outbox.rawValue]
+            let statement = try db.cachedStatement(sql: "SELECT \(Self.outboxColumns) FROM outbox\(whereClause) ORDER BY seq LIMIT 1")
+            return try Row.fetchOne(statement, arguments: arguments).map(Self.entry(from:))
+        }
+    }
+
+    /// The `WHERE` clause (empty, or with a leading space) and its arguments for outbox
+    /// rows narrowed to a channel, a lane and states.
+    private static func outboxFilter(
+        channelURL: String?, lane: SendLane?, states: Set<SyncState>?
+    ) -> (clause: String, arguments: StatementArguments) {
+        var clauses: [String] = []
+        var arguments: StatementArguments = []
+        if let channelURL { clauses.append("channel_url = ?"); arguments += [channelURL] }
+        if let lane { clauses.append("lane = ?"); arguments += [lane.rawValue] }
+        if let states {
+            let values = states.map(\.rawValue).sorted()
+            clauses.append("state IN (" + values.map { _ in "?" }.joined(separator: ",") + ")")
+            arguments += StatementArguments(values)
+        }
+        return (clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND "), arguments)
     }
 
     /// Per channel: how many messages are in the failed list, and since when the oldest.
