@@ -159,7 +159,8 @@ struct StoreTests {
         var hosted = try #require(try store.outboxEntry(reqId: "I1"))
         hosted.origin = .host
         #expect(try store.updateOutbox(hosted))
-        #expect(try store.laneHead(channelURL: "c", lane: .media, states: pending)?.reqId == "I2", "a host's entry is not the outbox's to send")
+        #expect(
+            try store.laneHead(channelURL: "c", lane: .media, states: pending)?.reqId == "I2", "a host's entry is not the outbox's to send")
     }
 
     @Test func clearCacheDropsTheCacheButKeepsTheOutbox() throws {
