@@ -59,7 +59,7 @@ actor SyncEngine {
     var evictionStepSize = 2_000
     /// The most events a collection's first stream holds before the app reads it (see
     /// ``FirstEventStream``); tests make it small so that their schedules reach it.
-    var unreadEventLimit = 1_000
+    var unreadEventLimit = CollectionEventOutlet.earlyEventLimit
     /// How many times a refused change-log token made a channel's cached history go
     /// (read by tests, which cannot tell when a reconnect does it).
     var historyResetCount = 0
