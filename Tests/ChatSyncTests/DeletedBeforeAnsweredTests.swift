@@ -1,5 +1,6 @@
 import ChatSyncTesting
 import Foundation
+import Synchronization
 import Testing
 
 @testable import ChatSync
@@ -118,11 +119,46 @@ struct DeletedBeforeAnsweredTests {
         await harness.manager.close()
     }
 
+    /// The soak's seed 805 (CI, 2026-11-24): the one look-up that checks a resent answer
+    /// was lost (look-ups "half lost" after a relaunch), and nothing newer came in the
+    /// channel, so the deleted message waited for its echo, in the failed list, for good.
+    /// A lost check is asked again; here the first is lost and the second answers.
+    @Test func aLostCheckOfAnAwaitedAnswerIsAskedAgain() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        var (harness, stored) = try await storedButUnconfirmed(dir)
+        try await harness.server.delete(messageId: stored.messageId, channelURL: Harness.channel)
+        await harness.manager.close()
+        // The relaunch's look-ups all go unanswered (so the message fails as unconfirmed),
+        // and so does the first check of the resend's answer; the next one is answered.
+        let unanswered = SyncEngine.syncRetryLimit + 1
+        let service = LookUpsUnanswered(base: harness.server.service(for: "alice"), first: unanswered)
+        harness.manager = try await SyncManager(userId: "alice", service: service, databasePath: harness.path, options: harness.options)
+        await harness.manager.resumeSync()
+        await harness.settle()
+        #expect(try harness.outbox().first?.message.syncState == .failed, "unconfirmed: the look-ups went unanswered")
+        let (collection, recorder) = try await openLive(harness)
+        _ = try await harness.manager.resendMessage(reqId: stored.reqId)
+        await harness.settle()
+
+        #expect(service.lookUps.value == unanswered + 1, "the lost check was asked once more")
+        #expect(await harness.manager.engine.outbox.awaitingEcho.isEmpty, "the check found it deleted: no echo is awaited")
+        #expect(await collection.failedMessages.isEmpty)
+        #expect(await collection.pendingMessages.isEmpty)
+        #expect(await !collection.succeededMessages.contains { $0.messageId == stored.messageId })
+        await checkInvariants(collection, recorder)
+        await harness.manager.close()
+    }
+
     /// A service whose look-ups never answer, so that nothing but the stream can tell.
+    /// (Or only its first `first` look-ups, when given.)
     private struct LookUpsUnanswered: ForwardingChatService {
         let base: any ChatService
+        var first = Int.max
+        let lookUps = LookUpCount()
         func lookUpMessages(channelURL: String, reqIds: [String]) async throws -> [Message] {
-            throw ChatServiceError.transient(.network, "no answer")
+            guard lookUps.next() > first else { throw ChatServiceError.transient(.network, "no answer") }
+            return try await base.lookUpMessages(channelURL: channelURL, reqIds: reqIds)
         }
     }
 
@@ -181,4 +217,17 @@ struct DeletedBeforeAnsweredTests {
         await checkInvariants(collection, recorder)
         await harness.manager.close()
     }
+}
+
+/// How many look-ups a service was asked, counted from any task.
+private final class LookUpCount: Sendable {
+    private let storage = Mutex(0)
+    /// Counts one more and answers the new count.
+    func next() -> Int {
+        storage.withLock { count in
+            count += 1
+            return count
+        }
+    }
+    var value: Int { storage.withLock { $0 } }
 }

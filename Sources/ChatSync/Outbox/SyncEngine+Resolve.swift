@@ -83,23 +83,43 @@ extension SyncEngine {
     /// earlier attempt stored (its response lost, or the app killed): that message may
     /// have been deleted before this connection began, so that no event told of it and its
     /// echo never comes. One look-up by request id settles it; while it is out, the lane
-    /// goes on and an echo still resolves the message. If the look-up cannot be made, the
-    /// echo is awaited as usual (a newer message or a broken connection ends the wait).
-    func checkAwaitedAnswerInBackground(_ sent: Message) {
-        let (reqId, channelURL, messageId) = (sent.reqId, sent.channelURL, sent.messageId)
+    /// goes on and an echo still resolves the message. A look-up left unanswered is asked
+    /// again after 1, 2, 4 … 30 s on the injected clock, while the echo is awaited in the
+    /// same connection (soak seed 805: one lost look-up left a deleted message waiting for
+    /// good); after ``syncRetryLimit`` tries, a newer message or a broken connection ends the wait.
+    func checkAwaitedAnswerInBackground(_ sent: Message, attempt: Int = 0) {
+        let epochAtStart = epoch
+        let wait = attempt == 0 ? nil : Self.sleeper(options.clock, for: .seconds(min(1 << (attempt - 1), 30)))
         runInBackground { engine in
-            let found = try? await engine.requestUnlessTransient {
-                try await $0.lookUpMessages(channelURL: channelURL, reqIds: [reqId])
+            if let wait {
+                do { try await wait() } catch { return }
             }
-            await engine.settleAwaitedAnswer(reqId: reqId, channelURL: channelURL, messageId: messageId, found: found)
+            guard await engine.isStillAwaiting(sent, since: epochAtStart) else { return }
+            let found: [Message]?
+            do {
+                found = try await engine.requestUnlessTransient {
+                    try await $0.lookUpMessages(channelURL: sent.channelURL, reqIds: [sent.reqId])
+                }
+            } catch {
+                return  // refused for good: the echo, a newer message or a broken connection ends the wait
+            }
+            await engine.settleAwaitedAnswer(sent, found: found, attempt: attempt)
         }
     }
 
-    private func settleAwaitedAnswer(reqId: String, channelURL: String, messageId: Int64, found: [Message]?) {
-        guard let found, outbox.awaitingEcho[reqId]?.messageId == messageId,
-            !found.contains(where: { $0.messageId == messageId })
-        else { return }
-        noteDeleted(channelURL: channelURL, messageIds: [messageId])
+    /// Whether `sent` still waits for its echo in the connection that began waiting.
+    private func isStillAwaiting(_ sent: Message, since epochAtStart: Int) -> Bool {
+        !isClosed && epoch == epochAtStart && outbox.awaitingEcho[sent.reqId]?.messageId == sent.messageId
+    }
+
+    private func settleAwaitedAnswer(_ sent: Message, found: [Message]?, attempt: Int) {
+        guard outbox.awaitingEcho[sent.reqId]?.messageId == sent.messageId else { return }
+        guard let found else {
+            if attempt + 1 < Self.syncRetryLimit { checkAwaitedAnswerInBackground(sent, attempt: attempt + 1) }
+            return
+        }
+        guard !found.contains(where: { $0.messageId == sent.messageId }) else { return }
+        noteDeleted(channelURL: sent.channelURL, messageIds: [sent.messageId])
     }
 
     /// An awaited echo will not come: the connection broke, the message was deleted, or
