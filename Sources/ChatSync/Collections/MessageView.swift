@@ -1,5 +1,3 @@
-import DequeModule
-
 /// The engine's state of one ``MessageCollection``: its window of messages, what it
 /// is known to be complete over, and the stream its events go to.
 ///
@@ -14,12 +12,11 @@ final class MessageView {
     var viewpoint: Int64
 
     /// Ascending by `(createdAt, messageId)`, no duplicates, contiguous in the channel.
-    /// A double-ended queue, because the window grows at one end and is trimmed at the
-    /// other, both in time proportional to the messages moved: a view at the live edge
-    /// drops its oldest message for each new one, and a view scrolling back prepends a
-    /// page and drops as many newest. An array copied the whole window for either (a
-    /// slice only for the first), which bounded live fan-in and then background ingest.
-    private(set) var succeeded: Deque<Message> = []
+    /// A slice, so that a view at the live edge drops its oldest message in O(1): with an
+    /// array each live message moved the whole window (`removeFirst`), which bounded
+    /// fan-in to many open views. Indices start at `startIndex`, not 0. What it dropped is
+    /// freed when the slice next outgrows its buffer (so at most about one window more).
+    private(set) var succeeded: ArraySlice<Message> = []
     /// The ids in ``succeeded``, to answer "is it in the view" without a scan.
     private var succeededIds: Set<Int64> = []
     /// The pending list, ascending by creation.
@@ -151,7 +148,7 @@ final class MessageView {
             // Pages grow one end of the view: append or prepend in one move; otherwise merge.
             if let last = succeeded.last, fresh[0].sortKey <= last.sortKey {
                 if let first = succeeded.first, fresh[fresh.count - 1].sortKey < first.sortKey {
-                    succeeded.prepend(contentsOf: fresh)
+                    succeeded.insert(contentsOf: fresh, at: succeeded.startIndex)
                 } else {
                     succeeded = Self.merge(succeeded, fresh)
                 }
@@ -169,8 +166,8 @@ final class MessageView {
     }
 
     /// Merges two arrays sorted by key.
-    private static func merge(_ left: Deque<Message>, _ right: [Message]) -> Deque<Message> {
-        var merged: Deque<Message> = []
+    private static func merge(_ left: ArraySlice<Message>, _ right: [Message]) -> ArraySlice<Message> {
+        var merged: ArraySlice<Message> = []
         merged.reserveCapacity(left.count + right.count)
         var (i, j) = (left.startIndex, 0)
         while i < left.endIndex, j < right.count {
