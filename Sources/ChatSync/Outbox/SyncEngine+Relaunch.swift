@@ -23,7 +23,7 @@ extension SyncEngine {
             kickLanes()
             return
         }
-        let wait = Self.sleeper(options.clock, for: .seconds(min(1 << attempt, 30)))
+        let wait = retryWait(after: attempt)
         runInBackground { engine in
             do { try await wait() } catch { return }
             guard await engine.epoch == epochAtStart else { return }

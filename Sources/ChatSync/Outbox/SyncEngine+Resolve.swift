@@ -89,7 +89,7 @@ extension SyncEngine {
     /// good); after ``syncRetryLimit`` tries, a newer message or a broken connection ends the wait.
     func checkAwaitedAnswerInBackground(_ sent: Message, attempt: Int = 0) {
         let epochAtStart = epoch
-        let wait = attempt == 0 ? nil : Self.sleeper(options.clock, for: .seconds(min(1 << (attempt - 1), 30)))
+        let wait = attempt == 0 ? nil : retryWait(after: attempt - 1)
         runInBackground { engine in
             if let wait {
                 do { try await wait() } catch { return }

@@ -46,7 +46,7 @@ extension SyncEngine {
     /// deletions, a channel never live again) until the next connection change.
     func scheduleSyncRetry(attempt: Int, epoch epochAtFailure: Int) {
         guard isOnline, !isClosed, epoch == epochAtFailure, attempt < Self.syncRetryLimit else { return }
-        let wait = Self.sleeper(options.clock, for: .seconds(min(1 << attempt, 30)))
+        let wait = retryWait(after: attempt)
         logger.debug("sync after reconnecting incomplete, attempt \(attempt + 1) follows")
         runInBackground { engine in
             do { try await wait() } catch { return }
@@ -61,5 +61,11 @@ extension SyncEngine {
 
     /// How many times one connection retries an incomplete reconnect sync.
     static let syncRetryLimit = 8
+
+    /// The wait before retry `attempt + 1` of an unanswered request: 1, 2, 4 … 30 s on
+    /// the injected clock (the reconnect sync, the relaunch's look-ups, an answer's check).
+    func retryWait(after attempt: Int) -> @Sendable () async throws -> Void {
+        Self.sleeper(options.clock, for: .seconds(min(1 << attempt, 30)))
+    }
 
 }
