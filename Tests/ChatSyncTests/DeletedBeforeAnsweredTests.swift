@@ -126,22 +126,12 @@ struct DeletedBeforeAnsweredTests {
     @Test func aLostCheckOfAnAwaitedAnswerIsAskedAgain() async throws {
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
-        var (harness, stored) = try await storedButUnconfirmed(dir)
-        try await harness.server.delete(messageId: stored.messageId, channelURL: Harness.channel)
-        await harness.manager.close()
         // The relaunch's look-ups all go unanswered (so the message fails as unconfirmed),
         // and so does the first check of the resend's answer; the next one is answered.
         let unanswered = SyncEngine.syncRetryLimit + 1
-        let service = LookUpsUnanswered(base: harness.server.service(for: "alice"), first: unanswered)
-        harness.manager = try await SyncManager(userId: "alice", service: service, databasePath: harness.path, options: harness.options)
-        await harness.manager.resumeSync()
-        await harness.settle()
-        #expect(try harness.outbox().first?.message.syncState == .failed, "unconfirmed: the look-ups went unanswered")
-        let (collection, recorder) = try await openLive(harness)
-        _ = try await harness.manager.resendMessage(reqId: stored.reqId)
-        await harness.settle()
+        let (harness, stored, collection, recorder, lookUps) = try await resentWithoutLookUps(dir, answeringAfter: unanswered)
 
-        #expect(service.lookUps.value == unanswered + 1, "the lost check was asked once more")
+        #expect(lookUps.value == unanswered + 1, "the lost check was asked once more")
         #expect(await harness.manager.engine.outbox.awaitingEcho.isEmpty, "the check found it deleted: no echo is awaited")
         #expect(await collection.failedMessages.isEmpty)
         #expect(await collection.pendingMessages.isEmpty)
@@ -163,28 +153,30 @@ struct DeletedBeforeAnsweredTests {
     }
 
     /// Deletes the stored message before the relaunched run subscribes, runs that run on a
-    /// service whose look-ups never answer, and resends the (unconfirmed) failed message:
-    /// its answer is newer than the live edge and nothing can check it.
-    private func resentWithoutLookUps(_ dir: TemporaryDirectory) async throws -> (Harness, Message, MessageCollection, EventRecorder) {
+    /// service whose look-ups go unanswered (all of them, or the first `unanswered`), and
+    /// resends the (unconfirmed) failed message: its answer is newer than the live edge,
+    /// and only a look-up can check it.
+    private func resentWithoutLookUps(
+        _ dir: TemporaryDirectory, answeringAfter unanswered: Int = .max
+    ) async throws -> (Harness, Message, MessageCollection, EventRecorder, LookUpCount) {
         var (harness, stored) = try await storedButUnconfirmed(dir)
         try await harness.server.delete(messageId: stored.messageId, channelURL: Harness.channel)
         await harness.manager.close()
-        harness.manager = try await SyncManager(
-            userId: "alice", service: LookUpsUnanswered(base: harness.server.service(for: "alice")),
-            databasePath: harness.path, options: harness.options)
+        let service = LookUpsUnanswered(base: harness.server.service(for: "alice"), first: unanswered)
+        harness.manager = try await SyncManager(userId: "alice", service: service, databasePath: harness.path, options: harness.options)
         await harness.manager.resumeSync()
         await harness.settle()
-        #expect(try harness.outbox().first?.message.syncState == .failed, "unconfirmed: the look-ups never answered")
+        #expect(try harness.outbox().first?.message.syncState == .failed, "unconfirmed: the look-ups went unanswered")
         let (collection, recorder) = try await openLive(harness)
         _ = try await harness.manager.resendMessage(reqId: stored.reqId)
         await harness.settle()
-        return (harness, stored, collection, recorder)
+        return (harness, stored, collection, recorder, service.lookUps)
     }
 
     @Test func anAwaitedEchoThatALaterMessageOvertakesIsNotComing() async throws {
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
-        let (harness, stored, collection, recorder) = try await resentWithoutLookUps(dir)
+        let (harness, stored, collection, recorder, _) = try await resentWithoutLookUps(dir)
         // The answer is newer than the live edge and cannot be checked: its echo could still come...
         #expect(await collection.failedMessages.map(\.reqId) == [stored.reqId])
         // ...until a newer message arrives first: the stream is ordered, so no echo is coming.
@@ -206,7 +198,7 @@ struct DeletedBeforeAnsweredTests {
     @Test func aDeletionOfAMessageAwaitingItsEchoEndsTheWait() async throws {
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
-        let (harness, stored, collection, recorder) = try await resentWithoutLookUps(dir)
+        let (harness, stored, collection, recorder, _) = try await resentWithoutLookUps(dir)
         #expect(await harness.manager.engine.outbox.awaitingEcho.keys.contains(stored.reqId))
         // The service repeats the deletion (as a change log or a second device would).
         await harness.manager.engine.applyDeleted(channelURL: Harness.channel, messageIds: [stored.messageId])
