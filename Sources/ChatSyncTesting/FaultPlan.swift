@@ -17,17 +17,22 @@ public struct FaultPlan: Sendable, Hashable {
     public var permanentErrorTexts: Set<String>
     /// Real time added to every request.
     public var latency: Duration
+    /// The answers of this many next look-ups are lost after they are applied, whatever the
+    /// rates: a schedule that needs exactly the first few look-ups to go unanswered (and the
+    /// next to be answered) uses it. The server counts it down.
+    public var lostLookUpAnswers: Int
 
     /// Creates a plan; with no arguments, no faults.
     public init(
         failRequestRate: Double = 0, loseResponseRate: Double = 0,
         permanentErrorReqIds: Set<String> = [], permanentErrorTexts: Set<String> = [],
-        latency: Duration = .zero
+        latency: Duration = .zero, lostLookUpAnswers: Int = 0
     ) {
         self.failRequestRate = failRequestRate
         self.loseResponseRate = loseResponseRate
         self.permanentErrorReqIds = permanentErrorReqIds
         self.permanentErrorTexts = permanentErrorTexts
         self.latency = latency
+        self.lostLookUpAnswers = lostLookUpAnswers
     }
 }

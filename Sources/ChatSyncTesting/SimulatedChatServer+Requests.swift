@@ -97,6 +97,10 @@ extension SimulatedChatServer {
             guard let sent = state.sentByReqId[reqId], let index = state.index(of: sent.messageId) else { return nil }
             return state.messages[index]
         }
+        if faults.lostLookUpAnswers > 0 {
+            faults.lostLookUpAnswers -= 1
+            throw ChatServiceError.transient(.timeout, "injected failure: look-up answer lost")
+        }
         return try respond(found)
     }
 

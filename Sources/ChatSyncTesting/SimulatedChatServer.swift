@@ -72,7 +72,7 @@ public actor SimulatedChatServer {
     public internal(set) var appliedOperations: Set<String> = []
 
     /// The faults applied to requests.
-    public private(set) var faults = FaultPlan()
+    public internal(set) var faults = FaultPlan()
     /// Requests made by every user, whatever their outcome (offline and faulted ones included).
     public internal(set) var requestCount = 0
     /// Look-ups of messages by `reqId` (`messages(channelURL:reqIds:)`, how a relaunch

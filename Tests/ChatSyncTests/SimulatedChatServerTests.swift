@@ -41,6 +41,21 @@ struct SimulatedChatServerTests {
         #expect(await server.messages(in: "general") == [retried])
     }
 
+    @Test func exactlyTheFirstLookUpAnswersAskedToBeLostAreLost() async throws {
+        let server = try await server()
+        let alice = server.service(for: "alice")
+        let sent = try await alice.sendMessage(SendMessageRequest(reqId: "r", channelURL: "general", kind: .text, text: "x"))
+        await server.setFaults(FaultPlan(lostLookUpAnswers: 2))
+        // A send is not a look-up: it spends none of them.
+        _ = try await alice.sendMessage(SendMessageRequest(reqId: "s", channelURL: "general", kind: .text, text: "y"))
+        for _ in 0..<2 {
+            let lost = await serviceError { _ = try await alice.lookUpMessages(channelURL: "general", reqIds: ["r"]) }
+            #expect(lost?.isTransient == true)
+        }
+        #expect(try await alice.lookUpMessages(channelURL: "general", reqIds: ["r"]) == [sent])
+        #expect(await server.faults.lostLookUpAnswers == 0)
+    }
+
     @Test func aFailedRequestIsNotApplied() async throws {
         let server = try await server()
         await server.setFaults(FaultPlan(failRequestRate: 1))

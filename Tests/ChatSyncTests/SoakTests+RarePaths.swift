@@ -86,29 +86,53 @@ extension SoakTests {
         _ = await eventually { Set(await server.sendLog.map(\.reqId)).isSuperset(of: inFlight) }
         // Sometimes alice deletes one of them on another device before this run subscribes:
         // a resend is then answered with a deleted message whose echo never comes.
-        if Bool.random(using: &random),
-            let stored = await server.messages(in: channelURL).first(where: { inFlight.contains($0.reqId) })
-        {
-            try await server.delete(messageId: stored.messageId, channelURL: channelURL)
-            state.withdrawn.insert(stored.reqId)
-            state.log.append("  alice deletes \(stored.messageId) elsewhere before the relaunch")
+        //
+        // Fault 4 (with a deletion only): every look-up of the relaunch goes unanswered, and
+        // so do the first checks of the resend's answer (soak seed 805, CI 2026-11-24). It
+        // deletes the newest, whose answer is newer than anything this run has seen: only a
+        // look-up can tell that its echo is not coming.
+        let deletes = Bool.random(using: &random)
+        let fault = Int.random(in: 0..<(deletes ? 5 : 4), using: &random)
+        let stored = await server.messages(in: channelURL).filter { inFlight.contains($0.reqId) }
+        var deleted: String?
+        if deletes, let target = fault == 4 ? stored.last : stored.randomElement(using: &random) {
+            try await server.delete(messageId: target.messageId, channelURL: channelURL)
+            state.withdrawn.insert(target.reqId)
+            deleted = target.reqId
+            state.log.append("  alice deletes \(target.messageId) elsewhere before the relaunch")
         }
-        let fault = Int.random(in: 0..<4, using: &random)
         var plan: FaultPlan
         switch fault {
         case 0: plan = FaultPlan(loseResponseRate: 1)
         case 1: plan = FaultPlan(failRequestRate: 1)
         case 2: plan = FaultPlan(loseResponseRate: 0.5)
+        case 4: plan = FaultPlan(lostLookUpAnswers: SyncEngine.syncRetryLimit + Int.random(in: 1...3, using: &random))
         default: plan = FaultPlan()
         }
         plan.permanentErrorTexts = Self.badTexts
-        state.log.append("relaunch with \(channelURL) in flight; look-ups \(["lost", "failed", "half lost", "offline"][fault])")
+        let described = ["lost", "failed", "half lost", "offline", "lost, then the resend's checks; change-log tokens expire"][fault]
+        state.log.append("relaunch with \(channelURL) in flight; look-ups \(described)")
         await server.setFaults(plan)
         if fault == 3 { await server.setOnline(false, for: "alice") }
+        // With a change log to read, this run learns of the deletion before the resend.
+        if fault == 4 { await server.expireMessageChangeLogTokens() }
         subjects = try await openSubjects(harness, failures: state.failures)
         state.running = true
         await harness.manager.resumeSync()
         await harness.settle()
+        if fault == 4, let deleted, try harness.outbox().first(where: { $0.reqId == deleted })?.message.syncState == .failed {
+            // Unconfirmed, it failed; the app resends it while the checks still go unanswered.
+            // Retried, a check is answered before this settles: nothing more comes to end the
+            // wait (the next steps may bring a newer message, so it is checked here).
+            _ = try await harness.manager.resendMessage(reqId: deleted)
+            await harness.settle()
+            state.log.append("  resend \(deleted) while its checks go unanswered")
+            let awaited = await harness.manager.engine.outbox.awaitingEcho.keys.contains(deleted)
+            #expect(
+                !(awaited && state.online),
+                "still waits for the echo of a message deleted before the relaunch: \(ScheduleSeeds.soak.describe(state.seed)) \(state.log.suffix(8))"
+            )
+        }
         if fault == 3 { await server.setOnline(state.online, for: "alice") }
     }
 
