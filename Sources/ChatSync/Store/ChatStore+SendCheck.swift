@@ -22,15 +22,21 @@ extension ChatStore {
              WHEN json_valid(member_ids) = 0 OR json_type(member_ids) != 'array' THEN 1
              WHEN EXISTS (SELECT 1 FROM json_each(member_ids) WHERE type != 'text') THEN 1
              WHEN json_array_length(member_ids) = 0 THEN 1
-             ELSE EXISTS (SELECT 1 FROM json_each(member_ids) WHERE value = :user)
-           END FROM channel WHERE channel_url = :channel),
-          (SELECT created_at FROM message WHERE channel_url = :channel ORDER BY created_at DESC, message_id DESC LIMIT 1)
+             ELSE EXISTS (SELECT 1 FROM json_each(member_ids) WHERE value = ?2)
+           END FROM channel WHERE channel_url = ?1),
+          (SELECT created_at FROM message WHERE channel_url = ?1 ORDER BY created_at DESC, message_id DESC LIMIT 1)
         """
 
+    /// Read through SQLite's C API: GRDB's row and named arguments cost more than the query.
     static func sendCheck(channelURL: String, userId: String, in db: Database) throws -> SendCheck {
-        let statement = try db.cachedStatement(sql: sendCheckSQL)
-        let row = try Row.fetchOne(statement, arguments: ["channel": channelURL, "user": userId])
-        let isMember: Bool? = row?[0]
-        return SendCheck(isMember: isMember ?? true, newestCreatedAt: row?[1])
+        let statement = try db.cachedStatement(sql: sendCheckSQL).sqliteStatement
+        let answer = try StatementBinder.firstRow(statement, in: db) { binder in
+            binder.text(channelURL)
+            binder.text(userId)
+        } read: { row in
+            SendCheck(isMember: row.int(0).map { $0 != 0 } ?? true, newestCreatedAt: row.int(1))
+        }
+        // The statement always answers one row; none would mean no channel and no message.
+        return answer ?? SendCheck(isMember: true, newestCreatedAt: nil)
     }
 }

@@ -123,6 +123,7 @@ final class ChatStore: Sendable {
     func write<T>(_ body: (Database) throws -> T) throws -> T {
         do {
             return try writer.unsafeReentrantWrite { db in
+                guard db.isInsideTransaction else { return try Self.inImmediateTransaction(db, body) }
                 var result: T?
                 try db.inSavepoint {
                     result = try body(db)
@@ -133,6 +134,30 @@ final class ChatStore: Sendable {
         } catch {
             throw Self.mapped(error, while: "writing the cache")
         }
+    }
+
+    /// Runs `body` in a transaction of its own (`BEGIN IMMEDIATE`, as GRDB begins a
+    /// write), committed when it returns and rolled back when it or the commit throws.
+    ///
+    /// The three statements are cached: GRDB's `inTransaction` prepares `BEGIN` and
+    /// `COMMIT` anew for every transaction, which cost a send more than its insert.
+    private static func inImmediateTransaction<T>(_ db: Database, _ body: (Database) throws -> T) throws -> T {
+        try step(db, "BEGIN IMMEDIATE TRANSACTION")
+        do {
+            let result = try body(db)
+            try step(db, "COMMIT TRANSACTION")
+            return result
+        } catch {
+            // GRDB's own rollback, on this rare path: it skips a transaction that SQLite
+            // already ended (a full disk, an I/O error), and ignores an interrupt. The
+            // first error is the one that tells what went wrong, as with `inTransaction`.
+            try? db.rollback()
+            throw error
+        }
+    }
+
+    private static func step(_ db: Database, _ sql: String) throws {
+        try StatementBinder.execute(db.cachedStatement(sql: sql).sqliteStatement, in: db) { _ in }
     }
 
     /// Runs the store calls of `body` in one transaction, so that SQLite commits (and

@@ -52,9 +52,75 @@ struct StatementBinder {
         var binder = StatementBinder(statement)
         bind(&binder)
         let code = sqlite3_step(statement)
-        guard code == SQLITE_DONE else {
-            throw DatabaseError(
-                resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        guard code == SQLITE_DONE else { throw error(code, in: db) }
+    }
+
+    /// Binds `statement`'s parameters through `bind`, runs it and answers what `read`
+    /// makes of its first row (`nil` when it answers none), leaving it reset and cleared.
+    static func firstRow<T>(
+        _ statement: OpaquePointer, in db: Database, binding bind: (inout StatementBinder) -> Void,
+        read: (ColumnReader) -> T
+    ) throws -> T? {
+        sqlite3_reset(statement)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
         }
+        var binder = StatementBinder(statement)
+        bind(&binder)
+        switch sqlite3_step(statement) {
+        case SQLITE_ROW: return read(ColumnReader(statement: statement))
+        case SQLITE_DONE: return nil
+        case let code: throw error(code, in: db)
+        }
+    }
+
+    /// Binds `statement`'s parameters through `bind`, runs it and hands each row it
+    /// answers to `read`, leaving it reset and cleared.
+    static func eachRow(
+        _ statement: OpaquePointer, in db: Database, binding bind: (inout StatementBinder) -> Void,
+        read: (ColumnReader) -> Void
+    ) throws {
+        sqlite3_reset(statement)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        var binder = StatementBinder(statement)
+        bind(&binder)
+        let row = ColumnReader(statement: statement)
+        while true {
+            switch sqlite3_step(statement) {
+            case SQLITE_ROW: read(row)
+            case SQLITE_DONE: return
+            case let code: throw error(code, in: db)
+            }
+        }
+    }
+
+    /// SQLite's error, as GRDB would throw it.
+    private static func error(_ code: Int32, in db: Database) -> DatabaseError {
+        DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+    }
+}
+
+/// Reads the columns of the row a statement stands on, straight through SQLite's C API.
+struct ColumnReader {
+    fileprivate let statement: OpaquePointer
+
+    /// The integer in column `index` (counted from 0), or `nil` for SQL `NULL`.
+    func int(_ index: Int32) -> Int64? {
+        sqlite3_column_type(statement, index) == SQLITE_NULL ? nil : sqlite3_column_int64(statement, index)
+    }
+
+    /// The text in column `index` (counted from 0), or `nil` for SQL `NULL`; invalid
+    /// UTF-8 is repaired, as Swift repairs any decoded text.
+    func text(_ index: Int32) -> String? {
+        guard sqlite3_column_type(statement, index) != SQLITE_NULL, let bytes = sqlite3_column_text(statement, index) else {
+            return nil
+        }
+        // After sqlite3_column_text, as SQLite asks: the length of the text it answered.
+        let count = Int(sqlite3_column_bytes(statement, index))
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
 }
