@@ -13,7 +13,7 @@ extension ChatStore {
             var sql =
                 "SELECT COUNT(*) FROM message WHERE channel_url = ? AND (created_at, message_id) > (?, ?) AND (created_at, message_id) < (?, ?)"
             var arguments: StatementArguments = [channelURL, lower.createdAt, lower.messageId, upper.createdAt, upper.messageId]
-            Self.appendFilter(filter, to: &sql, arguments: &arguments)
+            arguments += StatementArguments(Self.appendFilter(filter, to: &sql))
             return try Int.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) ?? 0
         }
     }

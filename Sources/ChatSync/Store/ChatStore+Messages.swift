@@ -99,20 +99,27 @@ extension ChatStore {
         let anchorOp = older ? (inclusive ? "<=" : "<") : (inclusive ? ">=" : ">")
         let boundOp = older ? ">=" : "<="
         var sql = "SELECT \(MessageColumns.selectList) FROM message WHERE channel_url = ? AND (created_at, message_id) \(anchorOp) (?, ?)"
-        var arguments: StatementArguments = [channelURL, anchor.createdAt, anchor.messageId]
-        if let bound {
-            sql += " AND (created_at, message_id) \(boundOp) (?, ?)"
-            arguments += [bound.createdAt, bound.messageId]
-        }
-        appendFilter(filter, to: &sql, arguments: &arguments)
+        if bound != nil { sql += " AND (created_at, message_id) \(boundOp) (?, ?)" }
+        let filterValues = appendFilter(filter, to: &sql)
         sql += older ? " ORDER BY created_at DESC, message_id DESC" : " ORDER BY created_at, message_id"
         sql += " LIMIT ?"
-        arguments += [limit]
-        let statement = try db.cachedStatement(sql: sql)
         var messages: [Message] = []
         messages.reserveCapacity(min(limit, 1024))
-        let rows = try Row.fetchCursor(statement, arguments: arguments)
-        while let row = try rows.next() { messages.append(MessageColumns.message(from: row)) }
+        // Bound and read through SQLite's C API: a page is the hot path of every fetch,
+        // scroll and ingest, and GRDB's rows and argument arrays cost more than the query.
+        try StatementBinder.eachRow(db.cachedStatement(sql: sql).sqliteStatement, in: db) { binder in
+            binder.text(channelURL)
+            binder.int(anchor.createdAt)
+            binder.int(anchor.messageId)
+            if let bound {
+                binder.int(bound.createdAt)
+                binder.int(bound.messageId)
+            }
+            for value in filterValues { binder.text(value) }
+            binder.int(limit)
+        } read: { row in
+            messages.append(MessageColumns.message(from: row))
+        }
         if older { messages.reverse() }
         return messages
     }
@@ -122,14 +129,17 @@ extension ChatStore {
         try page(channelURL: channelURL, direction: .older, from: .max, inclusive: true, limit: 1).last
     }
 
-    static func appendFilter(_ filter: MessageFilter, to sql: inout String, arguments: inout StatementArguments) {
-        func inList(_ column: String, _ values: [String]) {
-            sql += " AND \(column) IN (" + Array(repeating: "?", count: values.count).joined(separator: ",") + ")"
-            arguments += StatementArguments(values)
+    /// Adds `filter`'s conditions to `sql`; answers the values to bind, in order.
+    static func appendFilter(_ filter: MessageFilter, to sql: inout String) -> [String] {
+        var values: [String] = []
+        func inList(_ column: String, _ listed: [String]) {
+            sql += " AND \(column) IN (" + Array(repeating: "?", count: listed.count).joined(separator: ",") + ")"
+            values += listed
         }
         // Sorted so that equal filters share one cached statement and one argument order.
         if let kinds = filter.kinds { inList("kind", kinds.map(\.rawValue).sorted()) }
         if let customTypes = filter.customTypes { inList("custom_type", customTypes.sorted()) }
         if let senderIds = filter.senderIds { inList("sender_id", senderIds.sorted()) }
+        return values
     }
 }

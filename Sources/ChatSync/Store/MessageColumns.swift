@@ -54,17 +54,44 @@ enum MessageColumns {
     /// An unknown `kind` (written by a newer library) reads as ``MessageKind/text``
     /// rather than failing the whole page.
     static func message(from row: Row, at offset: Int = 0, state: SyncState = .synced) -> Message {
+        decode(GRDBRowColumns(row: row), at: offset, state: state)
+    }
+
+    /// Reads a message from the row a statement stands on, straight through SQLite's C
+    /// API (a page read: GRDB's `Row` cost more than SQLite's own work there).
+    static func message(from row: ColumnReader, at offset: Int = 0, state: SyncState = .synced) -> Message {
+        decode(row, at: offset, state: state)
+    }
+
+    private static func decode(_ row: some MessageColumnSource, at offset: Int, state: SyncState) -> Message {
+        let at = Int32(offset)
         var file: FileInfo?
-        if let name = row[offset + 9] as String? {
+        if let name = row.text(at + 9) {
             file = FileInfo(
-                name: name, mimeType: row[offset + 10] ?? "", size: row[offset + 11] ?? 0,
-                url: row[offset + 12], localPath: nil)
+                name: name, mimeType: row.text(at + 10) ?? "", size: row.int(at + 11) ?? 0, url: row.text(at + 12),
+                localPath: nil)
         }
         return Message(
-            messageId: row[offset + 2], reqId: row[offset + 3], channelURL: row[offset + 0],
-            senderId: row[offset + 4], kind: MessageKind(rawValue: row[offset + 5]) ?? .text,
-            text: row[offset + 6], customType: row[offset + 7], data: row[offset + 8], file: file,
-            parentMessageId: row[offset + 13], createdAt: row[offset + 1], updatedAt: row[offset + 14],
+            messageId: row.int(at + 2) ?? 0, reqId: row.text(at + 3) ?? "", channelURL: row.text(at + 0) ?? "",
+            senderId: row.text(at + 4) ?? "", kind: row.text(at + 5).flatMap(MessageKind.init(rawValue:)) ?? .text,
+            text: row.text(at + 6) ?? "", customType: row.text(at + 7) ?? "", data: row.text(at + 8) ?? "", file: file,
+            parentMessageId: row.int(at + 13), createdAt: row.int(at + 1) ?? 0, updatedAt: row.int(at + 14),
             syncState: state)
     }
+}
+
+/// Where ``MessageColumns`` reads a row's columns: GRDB's `Row`, or a statement through
+/// SQLite's C API. Columns count from 0; `nil` is SQL `NULL`.
+protocol MessageColumnSource {
+    func text(_ index: Int32) -> String?
+    func int(_ index: Int32) -> Int64?
+}
+
+extension ColumnReader: MessageColumnSource {}
+
+/// A GRDB `Row` read as a ``MessageColumnSource``.
+private struct GRDBRowColumns: MessageColumnSource {
+    let row: Row
+    func text(_ index: Int32) -> String? { row[Int(index)] }
+    func int(_ index: Int32) -> Int64? { row[Int(index)] }
 }
