@@ -66,11 +66,24 @@ final class ChatStore: Sendable {
                     sql: "INSERT OR IGNORE INTO metadata (id, user_id, schema_version) VALUES (1, ?, ?)",
                     arguments: [userId, StoreSchema.version])
             }
+            try store.prepareFirstScreenStatements()
         } catch {
             try? writer.close()
             throw mapped(error, while: "opening the cache")
         }
         return store
+    }
+
+    /// Prepares, on the connection the engine reads with, the statements that a first
+    /// screen runs (a channel's ranges, its newest message, the page below a range's end,
+    /// the next page back), by running each once on a channel that cannot exist: a new
+    /// connection prepares each statement on first use, which made the first page on a
+    /// new manager cost twice the next one. Opening pays it instead, before a screen waits.
+    private func prepareFirstScreenStatements() throws {
+        _ = try chunks(channelURL: "")
+        for (inclusive, bound) in [(true, nil), (true, MessageKey.min), (false, MessageKey.min)] {
+            _ = try page(channelURL: "", direction: .older, from: .max, inclusive: inclusive, bound: bound, limit: 1)
+        }
     }
 
     private func checkOwnerAndVersion() throws {
