@@ -16,10 +16,6 @@ extension SyncManager {
     public func messageCollection(
         channelURL: String, filter: MessageFilter = .init(), viewpoint: Int64 = .max, limit: Int = 50
     ) async throws -> MessageCollection {
-        let (id, events) = try await engine.makeView(channelURL: channelURL, filter: filter, viewpoint: viewpoint, limit: limit)
-        let collection = MessageCollection(
-            id: id, channelURL: channelURL, filter: filter, limit: limit, events: events, engine: engine)
-        await engine.attach(collection, to: id)
-        return collection
+        try await engine.makeCollection(channelURL: channelURL, filter: filter, viewpoint: viewpoint, limit: limit)
     }
 }

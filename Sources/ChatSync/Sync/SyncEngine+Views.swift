@@ -22,8 +22,14 @@ extension SyncEngine {
         return (id, events)
     }
 
-    func attach(_ collection: MessageCollection, to id: Int) {
+    /// Opens a view and its public collection in one turn of the engine (one hop for the
+    /// app, and no moment in which the view's handler has no collection to name).
+    func makeCollection(channelURL: String, filter: MessageFilter, viewpoint: Int64, limit: Int) throws -> MessageCollection {
+        let (id, events) = try makeView(channelURL: channelURL, filter: filter, viewpoint: viewpoint, limit: limit)
+        let collection = MessageCollection(
+            id: id, channelURL: channelURL, filter: filter, limit: limit, events: events, engine: self)
         views[id]?.outlet.collection = collection
+        return collection
     }
 
     /// The view with `id`, or ``SyncManagerError/Code/closed`` if it was removed.
