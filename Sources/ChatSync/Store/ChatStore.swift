@@ -15,11 +15,14 @@ final class ChatStore: Sendable {
     /// The database file, or `nil` for an in-memory cache.
     let path: String?
     let userId: String
+    /// Checkpoints the write-ahead log off the writer's thread; `nil` for an in-memory cache.
+    private let checkpointer: WALCheckpointer?
 
-    private init(writer: any DatabaseWriter, path: String?, userId: String) {
+    private init(writer: any DatabaseWriter, path: String?, userId: String, checkpointer: WALCheckpointer?) {
         self.writer = writer
         self.path = path
         self.userId = userId
+        self.checkpointer = checkpointer
     }
 
     // MARK: - Opening
@@ -29,7 +32,7 @@ final class ChatStore: Sendable {
     /// Checks, in this order and before anything is written: the file looks like a
     /// whole SQLite database; it belongs to `userId`; its schema is not newer than
     /// this library's. Then it migrates the schema.
-    static func open(path: String?, userId: String) throws -> ChatStore {
+    static func open(path: String?, userId: String, walLimits: WALCheckpointer.Limits = .init()) throws -> ChatStore {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         // The pool's connections can meet on a lock: a reader connection opened while the
@@ -48,6 +51,7 @@ final class ChatStore: Sendable {
         }
         if let path { try DatabaseFileCheck.validate(path: path) }
         let writer: any DatabaseWriter
+        let checkpointer: WALCheckpointer?
         do {
             if let path {
                 writer = try DatabasePool(path: path, configuration: configuration)
@@ -57,7 +61,13 @@ final class ChatStore: Sendable {
         } catch {
             throw mapped(error, while: "opening the cache")
         }
-        let store = ChatStore(writer: writer, path: path, userId: userId)
+        do {
+            checkpointer = try path.map { try WALCheckpointer(path: $0, limits: walLimits) }
+        } catch {
+            try? writer.close()
+            throw mapped(error, while: "opening the cache")
+        }
+        let store = ChatStore(writer: writer, path: path, userId: userId, checkpointer: checkpointer)
         do {
             try store.checkOwnerAndVersion()
             try StoreSchema.migrator.migrate(writer)
@@ -67,7 +77,9 @@ final class ChatStore: Sendable {
                     arguments: [userId, StoreSchema.version])
             }
             try store.prepareFirstScreenStatements()
+            if let checkpointer { writer.writeWithoutTransaction { checkpointer.install(on: $0) } }
         } catch {
+            checkpointer?.close()
             try? writer.close()
             throw mapped(error, while: "opening the cache")
         }
@@ -111,12 +123,27 @@ final class ChatStore: Sendable {
         }
     }
 
+    /// Waits for the background checkpoint started last; answers how many have run (0
+    /// for an in-memory cache). For tests.
+    func waitForCheckpoints() -> Int { checkpointer?.waitUntilIdle() ?? 0 }
+
+    /// Copies the whole write-ahead log into the file and empties it (a file cache's size
+    /// is then its data's). For tests.
+    func checkpointWholeLog() throws {
+        do { try checkpointer?.checkpointWholeLog() } catch { throw Self.mapped(error, while: "checkpointing the cache") }
+    }
+
     /// Folds the write-ahead log into the file and closes the database; later calls throw.
     ///
     /// The checkpoint leaves one self-contained file behind, which is what a user
     /// copying or backing up the cache expects, and lets the next open check its size.
     func close() {
-        try? writer.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        // The checkpoint thread first: the truncating checkpoint below must find the log free.
+        checkpointer?.close()
+        try? writer.writeWithoutTransaction { db in
+            if let checkpointer { checkpointer.uninstall(from: db) }
+            _ = try db.checkpoint(.truncate)
+        }
         try? writer.close()
     }
 
