@@ -44,15 +44,7 @@ struct StatementBinder {
     /// leaving it reset and cleared for GRDB's statement cache; throws SQLite's error as
     /// GRDB would.
     static func execute(_ statement: OpaquePointer, in db: Database, binding bind: (inout StatementBinder) -> Void) throws {
-        sqlite3_reset(statement)
-        defer {
-            sqlite3_reset(statement)
-            sqlite3_clear_bindings(statement)
-        }
-        var binder = StatementBinder(statement)
-        bind(&binder)
-        let code = sqlite3_step(statement)
-        guard code == SQLITE_DONE else { throw error(code, in: db) }
+        try eachRow(statement, in: db, binding: bind) { _ in }
     }
 
     /// Binds `statement`'s parameters through `bind`, runs it and answers what `read`
@@ -61,25 +53,17 @@ struct StatementBinder {
         _ statement: OpaquePointer, in db: Database, binding bind: (inout StatementBinder) -> Void,
         read: (ColumnReader) -> T
     ) throws -> T? {
-        sqlite3_reset(statement)
-        defer {
-            sqlite3_reset(statement)
-            sqlite3_clear_bindings(statement)
-        }
-        var binder = StatementBinder(statement)
-        bind(&binder)
-        switch sqlite3_step(statement) {
-        case SQLITE_ROW: return read(ColumnReader(statement: statement))
-        case SQLITE_DONE: return nil
-        case let code: throw error(code, in: db)
-        }
+        var first: T?
+        try eachRow(statement, in: db, binding: bind, stopAfterFirst: true) { first = read($0) }
+        return first
     }
 
     /// Binds `statement`'s parameters through `bind`, runs it and hands each row it
-    /// answers to `read`, leaving it reset and cleared.
+    /// answers to `read` (only the first with `stopAfterFirst`), leaving it reset and
+    /// cleared for GRDB's statement cache.
     static func eachRow(
         _ statement: OpaquePointer, in db: Database, binding bind: (inout StatementBinder) -> Void,
-        read: (ColumnReader) -> Void
+        stopAfterFirst: Bool = false, read: (ColumnReader) -> Void
     ) throws {
         sqlite3_reset(statement)
         defer {
@@ -91,7 +75,9 @@ struct StatementBinder {
         let row = ColumnReader(statement: statement)
         while true {
             switch sqlite3_step(statement) {
-            case SQLITE_ROW: read(row)
+            case SQLITE_ROW:
+                read(row)
+                if stopAfterFirst { return }
             case SQLITE_DONE: return
             case let code: throw error(code, in: db)
             }
