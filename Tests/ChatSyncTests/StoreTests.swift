@@ -138,8 +138,11 @@ struct StoreTests {
         var failed = try #require(try store.outboxEntry(reqId: "T2"))
         failed.message.syncState = .failed
         failed.message.failure = SyncFailure(code: 403, message: "forbidden", isRetryable: false)
+        failed.message.uploadProgress = 0.25
         failed.attempts = 3
+        failed.resendAttempts = 2
         failed.failedAt = 99
+        failed.textCorrected = true
         #expect(try store.updateOutbox(failed))
         #expect(try store.outboxEntry(reqId: "T2") == failed)
         #expect(try store.outboxEntries(states: [.failed]).map(\.reqId) == ["T2"])

@@ -88,7 +88,7 @@ extension SyncEngine {
         guard outbox.awaitingReconciliation.remove(entry.reqId) != nil, let current = try store.outboxEntry(reqId: entry.reqId)
         else { return }
         if let found, found.channelURL == current.channelURL, found.messageId > 0 {
-            try resolveSent(reqId: current.reqId, sent: found)
+            try resolveSent(current, sent: found)
         } else {
             try fail(current, failure: failure, enforcingLimits: false)
         }

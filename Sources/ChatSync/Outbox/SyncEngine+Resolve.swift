@@ -5,8 +5,15 @@ extension SyncEngine {
     /// A message of this device is stored on the server: it leaves the outbox and,
     /// where that keeps views contiguous, enters the succeeded lists.
     func resolveSent(reqId: String, sent: Message) throws {
-        let sent = sent.asSynced
         guard let entry = try store.outboxEntry(reqId: reqId) else { return }  // resolved (by its echo) or cancelled
+        try resolveSent(entry, sent: sent)
+    }
+
+    /// ``resolveSent(reqId:sent:)`` for an entry just read from the store in the same
+    /// turn of the engine (a relaunch's look-up settles thousands, each read once).
+    func resolveSent(_ entry: OutboxEntry, sent: Message) throws {
+        let sent = sent.asSynced
+        let reqId = entry.reqId
         try retire(reqId, as: sent)
         let channelURL = sent.channelURL
         if outbox.deletedLately.contains(channelURL: channelURL, messageId: sent.messageId) {

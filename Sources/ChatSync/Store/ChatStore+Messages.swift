@@ -53,7 +53,10 @@ extension ChatStore {
     static func message(channelURL: String, messageId: Int64, in db: Database) throws -> Message? {
         let statement = try db.cachedStatement(
             sql: "SELECT \(MessageColumns.selectList) FROM message WHERE channel_url = ? AND message_id = ?")
-        return try Row.fetchOne(statement, arguments: [channelURL, messageId]).map { MessageColumns.message(from: $0) }
+        return try StatementBinder.firstRow(statement.sqliteStatement, in: db) { binder in
+            binder.text(channelURL)
+            binder.int(messageId)
+        } read: { MessageColumns.message(from: $0) }
     }
 
     /// When the cached message with `messageId` was created, if the cache holds it: a
@@ -69,7 +72,9 @@ extension ChatStore {
         return try read { db in
             let statement = try db.cachedStatement(
                 sql: "SELECT \(MessageColumns.selectList) FROM message WHERE req_id = ? LIMIT 1")
-            return try Row.fetchOne(statement, arguments: [reqId]).map { MessageColumns.message(from: $0) }
+            return try StatementBinder.firstRow(statement.sqliteStatement, in: db) { $0.text(reqId) } read: {
+                MessageColumns.message(from: $0)
+            }
         }
     }
 

@@ -77,16 +77,23 @@ extension ChatStore {
     func outboxEntry(reqId: String) throws -> OutboxEntry? {
         try read { db in
             let statement = try db.cachedStatement(sql: "SELECT \(Self.outboxColumns) FROM outbox WHERE req_id = ?")
-            return try Row.fetchOne(statement, arguments: [reqId]).map(Self.entry(from:))
+            return try StatementBinder.firstRow(statement.sqliteStatement, in: db) { $0.text(reqId) } read: {
+                Self.entry(from: $0)
+            }
         }
     }
 
     /// Outbox entries in creation order, optionally narrowed to a channel, a lane and states.
     func outboxEntries(channelURL: String? = nil, lane: SendLane? = nil, states: Set<SyncState>? = nil) throws -> [OutboxEntry] {
         try read { db in
-            let (whereClause, arguments) = Self.outboxFilter(channelURL: channelURL, lane: lane, states: states)
+            let (whereClause, values) = Self.outboxFilter(channelURL: channelURL, lane: lane, states: states)
             let statement = try db.cachedStatement(sql: "SELECT \(Self.outboxColumns) FROM outbox\(whereClause) ORDER BY seq")
-            return try Row.fetchAll(statement, arguments: arguments).map(Self.entry(from:))
+            var entries: [OutboxEntry] = []
+            // Read through SQLite's C API: a relaunch scans and settles thousands of rows.
+            try StatementBinder.eachRow(statement.sqliteStatement, in: db) { binder in
+                for value in values { binder.text(value) }
+            } read: { entries.append(Self.entry(from: $0)) }
+            return entries
         }
     }
 
@@ -94,29 +101,31 @@ extension ChatStore {
     /// host's): the lane's head. One indexed row, however long the lane is.
     func laneHead(channelURL: String, lane: SendLane, states: Set<SyncState>) throws -> OutboxEntry? {
         try read { db in
-            var (whereClause, arguments) = Self.outboxFilter(channelURL: channelURL, lane: lane, states: states)
+            var (whereClause, values) = Self.outboxFilter(channelURL: channelURL, lane: lane, states: states)
             whereClause += " AND origin = ?"
-            arguments += [OutboxEntry.Origin.outbox.rawValue]
+            values.append(OutboxEntry.Origin.outbox.rawValue)
             let statement = try db.cachedStatement(sql: "SELECT \(Self.outboxColumns) FROM outbox\(whereClause) ORDER BY seq LIMIT 1")
-            return try Row.fetchOne(statement, arguments: arguments).map(Self.entry(from:))
+            return try StatementBinder.firstRow(statement.sqliteStatement, in: db) { binder in
+                for value in values { binder.text(value) }
+            } read: { Self.entry(from: $0) }
         }
     }
 
-    /// The `WHERE` clause (empty, or with a leading space) and its arguments for outbox
-    /// rows narrowed to a channel, a lane and states.
+    /// The `WHERE` clause (empty, or with a leading space) and the text values of its
+    /// parameters for outbox rows narrowed to a channel, a lane and states.
     private static func outboxFilter(
         channelURL: String?, lane: SendLane?, states: Set<SyncState>?
-    ) -> (clause: String, arguments: StatementArguments) {
+    ) -> (clause: String, values: [String]) {
         var clauses: [String] = []
-        var arguments: StatementArguments = []
-        if let channelURL { clauses.append("channel_url = ?"); arguments += [channelURL] }
-        if let lane { clauses.append("lane = ?"); arguments += [lane.rawValue] }
+        var values: [String] = []
+        if let channelURL { clauses.append("channel_url = ?"); values.append(channelURL) }
+        if let lane { clauses.append("lane = ?"); values.append(lane.rawValue) }
         if let states {
-            let values = states.map(\.rawValue).sorted()
-            clauses.append("state IN (" + values.map { _ in "?" }.joined(separator: ",") + ")")
-            arguments += StatementArguments(values)
+            let states = states.map(\.rawValue).sorted()
+            clauses.append("state IN (" + states.map { _ in "?" }.joined(separator: ",") + ")")
+            values += states
         }
-        return (clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND "), arguments)
+        return (clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND "), values)
     }
 
     /// Per channel: how many messages are in the failed list, and since when the oldest.
@@ -164,19 +173,20 @@ extension ChatStore {
         MessageColumns.bind(message, to: &binder)
     }
 
-    private static func entry(from row: Row) -> OutboxEntry {
-        let state = SyncState(rawValue: row[2]) ?? .failed
+    private static func entry(from row: ColumnReader) -> OutboxEntry {
+        let state = row.text(2).flatMap(SyncState.init(rawValue:)) ?? .failed
         var message = MessageColumns.message(from: row, at: outboxFixedCount, state: state)
-        if let localPath = row[3] as String? {
+        if let localPath = row.text(3) {
             if message.file == nil { message.file = FileInfo(name: "", mimeType: "", size: 0) }
             message.file?.localPath = localPath
         }
-        message.uploadProgress = row[4]
-        if let code = row[5] as Int? {
-            message.failure = SyncFailure(code: code, message: row[6] ?? "", isRetryable: row[7] ?? false)
+        message.uploadProgress = row.double(4)
+        if let code = row.int(5) {
+            message.failure = SyncFailure(code: Int(code), message: row.text(6) ?? "", isRetryable: (row.int(7) ?? 0) != 0)
         }
         return OutboxEntry(
-            message: message, seq: row[0], origin: OutboxEntry.Origin(rawValue: row[1]) ?? .outbox,
-            attempts: row[8], resendAttempts: row[9], failedAt: row[10], textCorrected: row[11])
+            message: message, seq: row.int(0) ?? 0, origin: row.text(1).flatMap(OutboxEntry.Origin.init(rawValue:)) ?? .outbox,
+            attempts: Int(row.int(8) ?? 0), resendAttempts: Int(row.int(9) ?? 0), failedAt: row.int(10),
+            textCorrected: (row.int(11) ?? 0) != 0)
     }
 }

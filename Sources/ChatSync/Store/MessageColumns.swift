@@ -49,21 +49,13 @@ enum MessageColumns {
         binder.int(message.updatedAt)
     }
 
-    /// Reads a message from `row`, whose columns start at `offset` in ``names`` order.
+    /// Reads a message from the row a statement stands on, whose columns start at
+    /// `offset` in ``names`` order, straight through SQLite's C API (GRDB's `Row` cost
+    /// more than SQLite's own work on a page read and an outbox scan).
     ///
     /// An unknown `kind` (written by a newer library) reads as ``MessageKind/text``
     /// rather than failing the whole page.
-    static func message(from row: Row, at offset: Int = 0, state: SyncState = .synced) -> Message {
-        decode(GRDBRowColumns(row: row), at: offset, state: state)
-    }
-
-    /// Reads a message from the row a statement stands on, straight through SQLite's C
-    /// API (a page read: GRDB's `Row` cost more than SQLite's own work there).
     static func message(from row: ColumnReader, at offset: Int = 0, state: SyncState = .synced) -> Message {
-        decode(row, at: offset, state: state)
-    }
-
-    private static func decode(_ row: some MessageColumnSource, at offset: Int, state: SyncState) -> Message {
         let at = Int32(offset)
         var file: FileInfo?
         if let name = row.text(at + 9) {
@@ -78,20 +70,4 @@ enum MessageColumns {
             parentMessageId: row.int(at + 13), createdAt: row.int(at + 1) ?? 0, updatedAt: row.int(at + 14),
             syncState: state)
     }
-}
-
-/// Where ``MessageColumns`` reads a row's columns: GRDB's `Row`, or a statement through
-/// SQLite's C API. Columns count from 0; `nil` is SQL `NULL`.
-protocol MessageColumnSource {
-    func text(_ index: Int32) -> String?
-    func int(_ index: Int32) -> Int64?
-}
-
-extension ColumnReader: MessageColumnSource {}
-
-/// A GRDB `Row` read as a ``MessageColumnSource``.
-private struct GRDBRowColumns: MessageColumnSource {
-    let row: Row
-    func text(_ index: Int32) -> String? { row[Int(index)] }
-    func int(_ index: Int32) -> Int64? { row[Int(index)] }
 }

@@ -99,6 +99,11 @@ struct ColumnReader {
         sqlite3_column_type(statement, index) == SQLITE_NULL ? nil : sqlite3_column_int64(statement, index)
     }
 
+    /// The real number in column `index` (counted from 0), or `nil` for SQL `NULL`.
+    func double(_ index: Int32) -> Double? {
+        sqlite3_column_type(statement, index) == SQLITE_NULL ? nil : sqlite3_column_double(statement, index)
+    }
+
     /// The text in column `index` (counted from 0), or `nil` for SQL `NULL`; invalid
     /// UTF-8 is repaired, as Swift repairs any decoded text.
     func text(_ index: Int32) -> String? {
