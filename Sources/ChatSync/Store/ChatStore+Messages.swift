@@ -56,7 +56,9 @@ extension ChatStore {
         return try StatementBinder.firstRow(statement.sqliteStatement, in: db) { binder in
             binder.text(channelURL)
             binder.int(messageId)
-        } read: { MessageColumns.message(from: $0) }
+        } read: {
+            MessageColumns.message(from: $0)
+        }
     }
 
     /// When the cached message with `messageId` was created, if the cache holds it: a
@@ -72,7 +74,9 @@ extension ChatStore {
         return try read { db in
             let statement = try db.cachedStatement(
                 sql: "SELECT \(MessageColumns.selectList) FROM message WHERE req_id = ? LIMIT 1")
-            return try StatementBinder.firstRow(statement.sqliteStatement, in: db) { $0.text(reqId) } read: {
+            return try StatementBinder.firstRow(statement.sqliteStatement, in: db) {
+                $0.text(reqId)
+            } read: {
                 MessageColumns.message(from: $0)
             }
         }

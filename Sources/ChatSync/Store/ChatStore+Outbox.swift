@@ -77,7 +77,9 @@ extension ChatStore {
     func outboxEntry(reqId: String) throws -> OutboxEntry? {
         try read { db in
             let statement = try db.cachedStatement(sql: "SELECT \(Self.outboxColumns) FROM outbox WHERE req_id = ?")
-            return try StatementBinder.firstRow(statement.sqliteStatement, in: db) { $0.text(reqId) } read: {
+            return try StatementBinder.firstRow(statement.sqliteStatement, in: db) {
+                $0.text(reqId)
+            } read: {
                 Self.entry(from: $0)
             }
         }
@@ -92,7 +94,9 @@ extension ChatStore {
             // Read through SQLite's C API: a relaunch scans and settles thousands of rows.
             try StatementBinder.eachRow(statement.sqliteStatement, in: db) { binder in
                 for value in values { binder.text(value) }
-            } read: { entries.append(Self.entry(from: $0)) }
+            } read: {
+                entries.append(Self.entry(from: $0))
+            }
             return entries
         }
     }
@@ -107,7 +111,9 @@ extension ChatStore {
             let statement = try db.cachedStatement(sql: "SELECT \(Self.outboxColumns) FROM outbox\(whereClause) ORDER BY seq LIMIT 1")
             return try StatementBinder.firstRow(statement.sqliteStatement, in: db) { binder in
                 for value in values { binder.text(value) }
-            } read: { Self.entry(from: $0) }
+            } read: {
+                Self.entry(from: $0)
+            }
         }
     }
 
