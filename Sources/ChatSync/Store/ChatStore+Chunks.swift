@@ -11,12 +11,18 @@ extension ChatStore {
     static func chunks(channelURL: String, in db: Database) throws -> [Chunk] {
         let statement = try db.cachedStatement(
             sql: "SELECT start_at, start_id, end_at, end_id FROM chunk WHERE channel_url = ? ORDER BY start_at, start_id")
-        return try Row.fetchAll(statement, arguments: [channelURL]).map { row in
-            Chunk(
-                channelURL: channelURL,
-                start: MessageKey(createdAt: row[0], messageId: row[1]),
-                end: MessageKey(createdAt: row[2], messageId: row[3]))
+        var chunks: [Chunk] = []
+        // Through SQLite's C API: every fetch that is not served from memory starts here.
+        try StatementBinder.eachRow(statement.sqliteStatement, in: db) {
+            $0.text(channelURL)
+        } read: { row in
+            chunks.append(
+                Chunk(
+                    channelURL: channelURL,
+                    start: MessageKey(createdAt: row.int(0) ?? 0, messageId: row.int(1) ?? 0),
+                    end: MessageKey(createdAt: row.int(2) ?? 0, messageId: row.int(3) ?? 0)))
         }
+        return chunks
     }
 
     /// Replaces the channel's complete ranges with `chunks` (all of one channel, merged by

@@ -105,13 +105,13 @@ extension ChatStore {
     ) throws -> [Message] {
         guard limit > 0 else { return [] }
         let older = direction == .older
-        let anchorOp = older ? (inclusive ? "<=" : "<") : (inclusive ? ">=" : ">")
-        let boundOp = older ? ">=" : "<="
-        var sql = "SELECT \(MessageColumns.selectList) FROM message WHERE channel_url = ? AND (created_at, message_id) \(anchorOp) (?, ?)"
-        if bound != nil { sql += " AND (created_at, message_id) \(boundOp) (?, ?)" }
-        let filterValues = appendFilter(filter, to: &sql)
-        sql += older ? " ORDER BY created_at DESC, message_id DESC" : " ORDER BY created_at, message_id"
-        sql += " LIMIT ?"
+        let sql: String
+        var filterValues: [String] = []
+        if filter.isEmpty {
+            sql = unfilteredPageSQL[PageShape(older: older, inclusive: inclusive, bounded: bound != nil).index]
+        } else {
+            sql = pageSQL(PageShape(older: older, inclusive: inclusive, bounded: bound != nil), filter: filter, values: &filterValues)
+        }
         var messages: [Message] = []
         messages.reserveCapacity(min(limit, 1024))
         // Bound and read through SQLite's C API: a page is the hot path of every fetch,
@@ -136,6 +136,32 @@ extension ChatStore {
     /// The newest cached message of a channel.
     func newestMessage(channelURL: String) throws -> Message? {
         try page(channelURL: channelURL, direction: .older, from: .max, inclusive: true, limit: 1).last
+    }
+
+    /// What the SQL of a page depends on, besides its filter.
+    private struct PageShape {
+        var older: Bool
+        var inclusive: Bool
+        var bounded: Bool
+        var index: Int { (older ? 4 : 0) + (inclusive ? 2 : 0) + (bounded ? 1 : 0) }
+        static let all = (0..<8).map { PageShape(older: $0 & 4 != 0, inclusive: $0 & 2 != 0, bounded: $0 & 1 != 0) }
+    }
+
+    /// The SQL of every unfiltered page, by ``PageShape/index``: built once rather than
+    /// on each page (the statement cache then finds it by a string it has hashed before).
+    private static let unfilteredPageSQL: [String] = PageShape.all.map { shape in
+        var values: [String] = []
+        return pageSQL(shape, filter: MessageFilter(), values: &values)
+    }
+
+    private static func pageSQL(_ shape: PageShape, filter: MessageFilter, values: inout [String]) -> String {
+        let anchorOp = shape.older ? (shape.inclusive ? "<=" : "<") : (shape.inclusive ? ">=" : ">")
+        let boundOp = shape.older ? ">=" : "<="
+        var sql = "SELECT \(MessageColumns.selectList) FROM message WHERE channel_url = ? AND (created_at, message_id) \(anchorOp) (?, ?)"
+        if shape.bounded { sql += " AND (created_at, message_id) \(boundOp) (?, ?)" }
+        values = appendFilter(filter, to: &sql)
+        sql += shape.older ? " ORDER BY created_at DESC, message_id DESC" : " ORDER BY created_at, message_id"
+        return sql + " LIMIT ?"
     }
 
     /// Adds `filter`'s conditions to `sql`; answers the values to bind, in order.
