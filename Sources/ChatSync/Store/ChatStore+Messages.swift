@@ -105,13 +105,9 @@ extension ChatStore {
     ) throws -> [Message] {
         guard limit > 0 else { return [] }
         let older = direction == .older
-        let sql: String
+        let shape = PageShape(older: older, inclusive: inclusive, bounded: bound != nil)
         var filterValues: [String] = []
-        if filter.isEmpty {
-            sql = unfilteredPageSQL[PageShape(older: older, inclusive: inclusive, bounded: bound != nil).index]
-        } else {
-            sql = pageSQL(PageShape(older: older, inclusive: inclusive, bounded: bound != nil), filter: filter, values: &filterValues)
-        }
+        let sql = filter.isEmpty ? unfilteredPageSQL[shape.index] : pageSQL(shape, filter: filter, values: &filterValues)
         var messages: [Message] = []
         messages.reserveCapacity(min(limit, 1024))
         // Bound and read through SQLite's C API: a page is the hot path of every fetch,

@@ -188,11 +188,11 @@ extension ChatStore {
         }
         message.uploadProgress = row.double(4)
         if let code = row.int(5) {
-            message.failure = SyncFailure(code: Int(code), message: row.text(6) ?? "", isRetryable: (row.int(7) ?? 0) != 0)
+            message.failure = SyncFailure(code: Int(code), message: row.text(6) ?? "", isRetryable: row.bool(7) ?? false)
         }
         return OutboxEntry(
             message: message, seq: row.int(0) ?? 0, origin: row.text(1).flatMap(OutboxEntry.Origin.init(rawValue:)) ?? .outbox,
             attempts: Int(row.int(8) ?? 0), resendAttempts: Int(row.int(9) ?? 0), failedAt: row.int(10),
-            textCorrected: (row.int(11) ?? 0) != 0)
+            textCorrected: row.bool(11) ?? false)
     }
 }

@@ -99,6 +99,10 @@ struct ColumnReader {
         sqlite3_column_type(statement, index) == SQLITE_NULL ? nil : sqlite3_column_int64(statement, index)
     }
 
+    /// The flag in column `index` (stored as 0 or 1, as ``StatementBinder/bool(_:)``
+    /// binds it), or `nil` for SQL `NULL`.
+    func bool(_ index: Int32) -> Bool? { int(index).map { $0 != 0 } }
+
     /// The real number in column `index` (counted from 0), or `nil` for SQL `NULL`.
     func double(_ index: Int32) -> Double? {
         sqlite3_column_type(statement, index) == SQLITE_NULL ? nil : sqlite3_column_double(statement, index)
