@@ -1,6 +1,5 @@
 import ChatSyncTesting
 import Foundation
-import Synchronization
 import Testing
 
 @testable import ChatSync
@@ -8,7 +7,7 @@ import Testing
 /// Reads a channel collection's events as they come and replays them.
 final class ChannelRecorder: Sendable {
     private final class Log: Sendable {
-        let events = Mutex<[ChannelCollectionEvent]>([])
+        let events = LockedState<[ChannelCollectionEvent]>([])
     }
     private let log = Log()
     let collection: ChannelCollection

@@ -1,5 +1,4 @@
 import ChatSyncTesting
-import Synchronization
 import Testing
 
 @testable import ChatSync
@@ -96,7 +95,7 @@ struct Harness {
 
 /// Records every event a collection delivers to its handler, and replays them.
 final class EventRecorder: MessageCollectionHandler {
-    private let storage = Mutex<[MessageCollectionEvent]>([])
+    private let storage = LockedState<[MessageCollectionEvent]>([])
 
     var events: [MessageCollectionEvent] { storage.withLock { $0 } }
     func reset() { storage.withLock { $0.removeAll() } }
@@ -168,7 +167,7 @@ final class EventRecorder: MessageCollectionHandler {
     func replay() -> (succeeded: [Message], pending: [Message], failed: [Message]) { replayEvents(events) }
 
     /// The collection's further consumers, checked with it by `checkInvariants`.
-    let consumers = Mutex<FurtherConsumers?>(nil)
+    let consumers = LockedState<FurtherConsumers?>(nil)
 }
 
 /// The three lists `events` build, by the replay rules of Sources/ChatSync/ChatSync.docc/Guarantees.md (Collection events).

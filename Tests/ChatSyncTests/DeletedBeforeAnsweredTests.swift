@@ -1,6 +1,5 @@
 import ChatSyncTesting
 import Foundation
-import Synchronization
 import Testing
 
 @testable import ChatSync
@@ -213,7 +212,7 @@ struct DeletedBeforeAnsweredTests {
 
 /// How many look-ups a service was asked, counted from any task.
 private final class LookUpCount: Sendable {
-    private let storage = Mutex(0)
+    private let storage = LockedState(0)
     /// Counts one more and answers the new count.
     func next() -> Int {
         storage.withLock { count in

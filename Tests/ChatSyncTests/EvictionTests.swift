@@ -1,7 +1,6 @@
 import ChatSyncTesting
 import Foundation
 import GRDB
-import Synchronization
 import Testing
 
 @testable import ChatSync
@@ -214,7 +213,7 @@ struct EvictionTests {
         try await browse(harness, "b")
         let engine = harness.manager.engine
         await engine.setEvictionStepSize(5)
-        let opened = Mutex<MessageCollection?>(nil)
+        let opened = LockedState<MessageCollection?>(nil)
         let manager = harness.manager
         await engine.setEvictionStepWitness { channelURL in
             guard channelURL == "a", opened.withLock({ $0 == nil }) else { return }

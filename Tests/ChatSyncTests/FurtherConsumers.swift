@@ -1,5 +1,4 @@
 import ChatSyncTesting
-import Synchronization
 import Testing
 
 @testable import ChatSync
@@ -8,7 +7,7 @@ import Testing
 final class EventLog: Sendable {
     /// A box, so that the reading loop holds the storage and not the log.
     private final class Storage: Sendable {
-        let events = Mutex<[MessageCollectionEvent]>([])
+        let events = LockedState<[MessageCollectionEvent]>([])
     }
     private let storage = Storage()
 

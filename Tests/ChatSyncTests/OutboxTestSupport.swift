@@ -1,7 +1,6 @@
 import ChatSyncTesting
 import Clocks
 import Foundation
-import Synchronization
 import Testing
 
 @testable import ChatSync
@@ -21,7 +20,7 @@ func sleeperRegistered(on clock: TestClock<Duration>) async -> Bool {
 
 /// A wall clock the test moves by hand.
 final class ManualTime: Sendable {
-    private let value = Mutex<Int64>(1_800_000_000_000)
+    private let value = LockedState<Int64>(1_800_000_000_000)
     var now: Int64 { value.withLock { $0 } }
     func advance(days: Int) { value.withLock { $0 += Int64(days) * 86_400_000 } }
     var source: @Sendable () -> Int64 { { [self] in now } }

@@ -1,8 +1,8 @@
-import ChatSync
 import ChatSyncTesting
 import Foundation
-import Synchronization
 import Testing
+
+@testable import ChatSync
 
 @Suite("SimulatedChatServer", .capturingLogs)
 struct SimulatedChatServerTests {
@@ -342,7 +342,7 @@ struct SimulatedChatServerTests {
 
 /// Collects progress values reported from another task.
 final class Steps: Sendable {
-    private let storage = Mutex<[Double]>([])
+    private let storage = LockedState<[Double]>([])
     func append(_ value: Double) { storage.withLock { $0.append(value) } }
     var values: [Double] { storage.withLock { $0 } }
 }

@@ -1,6 +1,5 @@
 import ChatSyncTesting
 import Foundation
-import Synchronization
 import Testing
 
 @testable import ChatSync
@@ -468,8 +467,8 @@ struct SoakTests {
 /// The request ids of every message the engine failed, told by its failure witness:
 /// a view sees only the failures of its own channel, and the soak closes views.
 final class FailureLog: Sendable {
-    private let storage = Mutex<Set<String>>([])
-    private let failedOperations = Mutex<[OutboxOperation]>([])
+    private let storage = LockedState<Set<String>>([])
+    private let failedOperations = LockedState<[OutboxOperation]>([])
     func record(_ reqId: String) { storage.withLock { _ = $0.insert(reqId) } }
     var reqIds: Set<String> { storage.withLock { $0 } }
     /// An edit or deletion failed for good.

@@ -1,7 +1,8 @@
 import Foundation
 import Logging
-import Synchronization
 import Testing
+
+@testable import ChatSync
 
 /// Keeps the library's logs out of the test output: each test case's logs go to its own
 /// bounded buffer (``LogCapture``), printed only when that test throws. `TEST_LOGS=print`
@@ -24,7 +25,7 @@ enum TestLogs {
 /// The last log lines of one test case; older lines are dropped past ``limit``.
 final class LogCapture: Sendable {
     static let limit = 400
-    private let lines = Mutex<(kept: [String], dropped: Int)>(([], 0))
+    private let lines = LockedState<(kept: [String], dropped: Int)>(([], 0))
 
     func append(_ line: String) {
         lines.withLock { state in

@@ -60,6 +60,24 @@ struct WALCheckpointerTests {
         #expect(try store.messageCount() == 1_000)
     }
 
+    /// A checkpoint due at every commit: the writer noting the log and the checkpoint
+    /// thread starting each checkpoint share the checkpointer's state hundreds of times
+    /// (the race the Thread Sanitizer reported there, a false one, came from the lock:
+    /// LockedStateTests).
+    @Test func commitsAndCheckpointsContendingForTheStateLoseNothing() throws {
+        let folder = try TemporaryDirectory()
+        defer { folder.cleanUp() }
+        let path = folder.path("cache.sqlite")
+        let store = try ChatStore.open(path: path, userId: "alice", walLimits: .init(backgroundPages: 1, inlinePages: 100_000))
+        for index in 0..<600 { try store.upsertMessages(pageSizedMessages(index..<index + 1)) }
+        #expect(store.waitForCheckpoints() >= 1, "background checkpoints ran beside the commits")
+        #expect(try store.messageCount() == 600)
+        store.close()
+        let reopened = try ChatStore.open(path: path, userId: "alice")
+        defer { reopened.close() }
+        #expect(try reopened.messageCount() == 600)
+    }
+
     @Test func anInMemoryCacheHasNoCheckpointer() throws {
         let store = try ChatStore.open(path: nil, userId: "alice")
         defer { store.close() }

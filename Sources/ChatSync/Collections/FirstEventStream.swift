@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The event stream created with a collection, until the app first reads `events`.
 ///
 /// The stream buffers without limit, so that a slow consumer loses nothing. A stream
@@ -15,8 +13,8 @@ import Synchronization
 /// specialized for our event types): 18 µs of a 300 µs first page on the build VM, for
 /// a stream that an app which only sets a handler never reads at all.
 ///
-/// Shared by the collection (which reads) and the engine (which yields); a `Mutex`
-/// decides between a read and a yield or drop that race.
+/// Shared by the collection (which reads) and the engine (which yields); a lock
+/// (``LockedState``) decides between a read and a yield or drop that race.
 final class FirstEventStream<Event: Sendable>: Sendable {
     private struct State {
         /// What was emitted while nobody read the stream; `nil` once read, or dropped.
@@ -28,7 +26,7 @@ final class FirstEventStream<Event: Sendable>: Sendable {
         var dropped = false
     }
 
-    private let state = Mutex(State())
+    private let state = LockedState(State())
     /// The most events an unread stream holds before it is dropped.
     let unreadLimit: Int
 

@@ -1,7 +1,6 @@
 import Dispatch
 import GRDB
 import GRDBSQLite
-import Synchronization
 
 /// Folds the write-ahead log back into the cache file on a connection and a thread of its
 /// own, so that a commit does not wait for it.
@@ -38,7 +37,7 @@ final class WALCheckpointer: Sendable {
     let limits: Limits
     private let connection: DatabaseQueue
     private let queue = DispatchQueue(label: "ChatSync.WALCheckpointer")
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     /// Opens the checkpoint connection on the cache file at `path` (in WAL mode already).
     init(path: String, limits: Limits = Limits()) throws {

@@ -1,5 +1,3 @@
-import Foundation
-
 /// Real-time events received from the service and not yet handled by the engine.
 ///
 /// The loop that reads the service's stream puts each event here and moves on; the
@@ -9,11 +7,9 @@ import Foundation
 /// in; a burst now costs one switch per batch. Order is kept: one drain at a time takes
 /// events in the order they were put.
 ///
-/// `@unchecked Sendable` is safe: `state` is only read or written inside `withState`,
-/// under `lock`. The lock is a pthread mutex (`NSLock`) rather than `Mutex`, because the
-/// Thread Sanitizer sees a pthread mutex's ordering but not that of `Mutex`'s futex on
-/// Linux, and reported every put and take as a race.
-final class ServiceEventInbox: @unchecked Sendable {
+/// The reading loop and the engine meet in ``LockedState``, a pthread mutex the Thread
+/// Sanitizer can follow.
+final class ServiceEventInbox: Sendable {
     private struct State {
         /// Events from `head` on are waiting; those before it were taken.
         var events: [ServiceEvent] = []
@@ -22,20 +18,14 @@ final class ServiceEventInbox: @unchecked Sendable {
         var drainScheduled = false
     }
 
-    private let lock = NSLock()
-    private var state = State()
+    private let state = LockedState(State())
 
-    private func withState<T>(_ body: (inout State) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&state)
-    }
     /// The most events one drain handles, so that a burst never holds the engine for long.
     static let batchLimit = 256
 
     /// Adds `event`; answers `true` when the caller must schedule a drain.
     func put(_ event: ServiceEvent) -> Bool {
-        withState { state in
+        state.withLock { state in
             state.events.append(event)
             if state.drainScheduled { return false }
             state.drainScheduled = true
@@ -44,12 +34,12 @@ final class ServiceEventInbox: @unchecked Sendable {
     }
 
     /// How many events wait to be taken.
-    var waitingCount: Int { withState { $0.events.count - $0.head } }
+    var waitingCount: Int { state.withLock { $0.events.count - $0.head } }
 
     /// Takes the oldest events, at most ``batchLimit``; `more` says whether the drain must
     /// go on (otherwise the next put schedules one).
     func take() -> (events: [ServiceEvent], more: Bool) {
-        withState { state in
+        state.withLock { state in
             // Moving a head, not removing from the front, keeps a long backlog linear.
             let end = min(state.events.count, state.head + Self.batchLimit)
             let batch = Array(state.events[state.head..<end])
