@@ -124,35 +124,47 @@ final class MessageView {
         }
         var updated: [Message] = []
         var fresh: [Message] = []
-        var seen: Set<Int64> = []
         var moved: Set<Int64> = []
-        // Sized once: a page of fifty grew each of these six or seven times.
-        fresh.reserveCapacity(messages.count)
-        seen.reserveCapacity(messages.count)
-        for message in messages where seen.insert(message.messageId).inserted {
-            if succeededIds.contains(message.messageId) {
-                guard let index = index(of: message.messageId) else { continue }
-                if succeeded[index].sortKey != message.sortKey {
-                    // A message never moves in time; when a service says it did, one copy is
-                    // malformed. The newest copy wins, at its own place, so the list stays sorted.
-                    moved.insert(message.messageId)
+        if let newIds = Self.ids(ifAllNew: messages, besides: succeededIds) {
+            // The usual page: every message new to the view, each once. The page itself is
+            // then what the view and the event hold, shared, instead of being copied
+            // message by message into `fresh` and again into the list.
+            fresh = messages
+            if succeededIds.isEmpty { succeededIds = newIds } else { succeededIds.formUnion(newIds) }
+        } else {
+            var seen: Set<Int64> = []
+            // Sized once: a page of fifty grew each of these six or seven times.
+            fresh.reserveCapacity(messages.count)
+            seen.reserveCapacity(messages.count)
+            for message in messages where seen.insert(message.messageId).inserted {
+                if succeededIds.contains(message.messageId) {
+                    guard let index = index(of: message.messageId) else { continue }
+                    if succeeded[index].sortKey != message.sortKey {
+                        // A message never moves in time; when a service says it did, one copy is
+                        // malformed. The newest copy wins, at its own place, so the list stays sorted.
+                        moved.insert(message.messageId)
+                        fresh.append(message)
+                    } else if succeeded[index] != message, message.updatedAt >= succeeded[index].updatedAt {
+                        succeeded[index] = message
+                        updated.append(message)
+                    }
+                } else {
                     fresh.append(message)
-                } else if succeeded[index] != message, message.updatedAt >= succeeded[index].updatedAt {
-                    succeeded[index] = message
-                    updated.append(message)
                 }
-            } else {
-                fresh.append(message)
             }
+            remove(messageIds: moved)
+            succeededIds.reserveCapacity(succeededIds.count + fresh.count)
+            for message in fresh { succeededIds.insert(message.messageId) }
         }
-        remove(messageIds: moved)
         if !fresh.isEmpty {
             // By index: zipping the list with itself copied every message twice.
             if !(fresh.indices.dropFirst().allSatisfy { fresh[$0 - 1].sortKey < fresh[$0].sortKey }) {
                 fresh.sort { $0.sortKey < $1.sortKey }
             }
             // Pages grow one end of the view: append or prepend in one move; otherwise merge.
-            if let last = succeeded.last, fresh[0].sortKey <= last.sortKey {
+            if succeeded.isEmpty {
+                succeeded = fresh[...]
+            } else if let last = succeeded.last, fresh[0].sortKey <= last.sortKey {
                 if let first = succeeded.first, fresh[fresh.count - 1].sortKey < first.sortKey {
                     succeeded.insert(contentsOf: fresh, at: succeeded.startIndex)
                 } else {
@@ -161,8 +173,6 @@ final class MessageView {
             } else {
                 succeeded.append(contentsOf: fresh)
             }
-            succeededIds.reserveCapacity(succeededIds.count + fresh.count)
-            for message in fresh { succeededIds.insert(message.messageId) }
         }
         if let first = succeeded.first?.sortKey { bounds.extendLower(to: first) }
         if let last = succeeded.last?.sortKey { bounds.extendUpper(to: last) }
@@ -170,6 +180,16 @@ final class MessageView {
         if !fresh.isEmpty { emit(.succeeded(.insert, fresh)) }
         trim(keeping: growing)
         return fresh.count
+    }
+
+    /// The ids of `messages` when each is there once and none is in `held`; otherwise `nil`.
+    private static func ids(ifAllNew messages: [Message], besides held: Set<Int64>) -> Set<Int64>? {
+        var ids: Set<Int64> = []
+        ids.reserveCapacity(messages.count)
+        for message in messages {
+            guard !held.contains(message.messageId), ids.insert(message.messageId).inserted else { return nil }
+        }
+        return ids
     }
 
     /// Merges two arrays sorted by key.
