@@ -123,8 +123,7 @@ final class MessageView {
             }
         }
         var updated: [Message] = []
-        var fresh: [Message] = []
-        var moved: Set<Int64> = []
+        var fresh: [Message]
         if let newIds = Self.ids(ifAllNew: messages, besides: succeededIds) {
             // The usual page: every message new to the view, each once. The page itself is
             // then what the view and the event hold, shared, instead of being copied
@@ -132,29 +131,7 @@ final class MessageView {
             fresh = messages
             if succeededIds.isEmpty { succeededIds = newIds } else { succeededIds.formUnion(newIds) }
         } else {
-            var seen: Set<Int64> = []
-            // Sized once: a page of fifty grew each of these six or seven times.
-            fresh.reserveCapacity(messages.count)
-            seen.reserveCapacity(messages.count)
-            for message in messages where seen.insert(message.messageId).inserted {
-                if succeededIds.contains(message.messageId) {
-                    guard let index = index(of: message.messageId) else { continue }
-                    if succeeded[index].sortKey != message.sortKey {
-                        // A message never moves in time; when a service says it did, one copy is
-                        // malformed. The newest copy wins, at its own place, so the list stays sorted.
-                        moved.insert(message.messageId)
-                        fresh.append(message)
-                    } else if succeeded[index] != message, message.updatedAt >= succeeded[index].updatedAt {
-                        succeeded[index] = message
-                        updated.append(message)
-                    }
-                } else {
-                    fresh.append(message)
-                }
-            }
-            remove(messageIds: moved)
-            succeededIds.reserveCapacity(succeededIds.count + fresh.count)
-            for message in fresh { succeededIds.insert(message.messageId) }
+            (fresh, updated) = sortOut(messages)
         }
         if !fresh.isEmpty {
             // By index: zipping the list with itself copied every message twice.
@@ -182,33 +159,37 @@ final class MessageView {
         return fresh.count
     }
 
-    /// The ids of `messages` when each is there once and none is in `held`; otherwise `nil`.
-    private static func ids(ifAllNew messages: [Message], besides held: Set<Int64>) -> Set<Int64>? {
-        var ids: Set<Int64> = []
-        ids.reserveCapacity(messages.count)
-        for message in messages {
-            guard !held.contains(message.messageId), ids.insert(message.messageId).inserted else { return nil }
-        }
-        return ids
-    }
-
-    /// Merges two arrays sorted by key.
-    private static func merge(_ left: ArraySlice<Message>, _ right: [Message]) -> ArraySlice<Message> {
-        var merged: ArraySlice<Message> = []
-        merged.reserveCapacity(left.count + right.count)
-        var (i, j) = (left.startIndex, 0)
-        while i < left.endIndex, j < right.count {
-            if left[i].sortKey < right[j].sortKey {
-                merged.append(left[i])
-                i += 1
-            } else {
-                merged.append(right[j])
-                j += 1
+    /// The careful path of ``insert(_:growing:)``, for a page that repeats an id or meets
+    /// messages the view holds: replaces held messages by newer copies, removes those a
+    /// service moved in time, and answers what is new (ids noted) and what was updated.
+    private func sortOut(_ messages: [Message]) -> (fresh: [Message], updated: [Message]) {
+        var fresh: [Message] = []
+        var updated: [Message] = []
+        var seen: Set<Int64> = []
+        var moved: Set<Int64> = []
+        // Sized once: a page of fifty grew each of these six or seven times.
+        fresh.reserveCapacity(messages.count)
+        seen.reserveCapacity(messages.count)
+        for message in messages where seen.insert(message.messageId).inserted {
+            guard succeededIds.contains(message.messageId) else {
+                fresh.append(message)
+                continue
+            }
+            guard let index = index(of: message.messageId) else { continue }
+            if succeeded[index].sortKey != message.sortKey {
+                // A message never moves in time; when a service says it did, one copy is
+                // malformed. The newest copy wins, at its own place, so the list stays sorted.
+                moved.insert(message.messageId)
+                fresh.append(message)
+            } else if succeeded[index] != message, message.updatedAt >= succeeded[index].updatedAt {
+                succeeded[index] = message
+                updated.append(message)
             }
         }
-        merged.append(contentsOf: left[i...])
-        merged.append(contentsOf: right[j...])
-        return merged
+        remove(messageIds: moved)
+        succeededIds.reserveCapacity(succeededIds.count + fresh.count)
+        for message in fresh { succeededIds.insert(message.messageId) }
+        return (fresh, updated)
     }
 
     /// Replaces held messages by id; answers those replaced.

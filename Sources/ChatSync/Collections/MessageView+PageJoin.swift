@@ -1,0 +1,34 @@
+// MARK: - How a page joins the window
+
+/// The two pure steps of ``MessageView/insert(_:growing:)`` that look only at the
+/// messages, not at the view's state.
+extension MessageView {
+    /// The ids of `messages` when each is there once and none is in `held`; otherwise `nil`.
+    static func ids(ifAllNew messages: [Message], besides held: Set<Int64>) -> Set<Int64>? {
+        var ids: Set<Int64> = []
+        ids.reserveCapacity(messages.count)
+        for message in messages {
+            guard !held.contains(message.messageId), ids.insert(message.messageId).inserted else { return nil }
+        }
+        return ids
+    }
+
+    /// Merges two arrays sorted by key.
+    static func merge(_ left: ArraySlice<Message>, _ right: [Message]) -> ArraySlice<Message> {
+        var merged: ArraySlice<Message> = []
+        merged.reserveCapacity(left.count + right.count)
+        var (i, j) = (left.startIndex, 0)
+        while i < left.endIndex, j < right.count {
+            if left[i].sortKey < right[j].sortKey {
+                merged.append(left[i])
+                i += 1
+            } else {
+                merged.append(right[j])
+                j += 1
+            }
+        }
+        merged.append(contentsOf: left[i...])
+        merged.append(contentsOf: right[j...])
+        return merged
+    }
+}
