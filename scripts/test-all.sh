@@ -82,8 +82,15 @@ swift format lint --strict -r Sources Tests Package.swift Samples/Sources Sample
 # so far: the test clock, the event inbox, the checkpointer). LockedState (a pthread
 # mutex) is what the root package uses instead.
 echo "== no Synchronization.Mutex where ThreadSanitizer runs"
-if grep -rnE '\bMutex *[<(]' Sources Tests; then
+# Any use in code (a declaration, `Mutex.init`, a type alias), not the word in a comment;
+# grep's own failure (status 2) fails the step too, rather than passing as "no match".
+status=0
+grep -rnE --include='*.swift' '^[^/]*\bMutex\b' Sources Tests || status=$?
+if [ "$status" -eq 0 ]; then
     echo "FAIL: use LockedState (Sources/ChatSync/Sync/LockedState.swift) instead of Mutex (above)"
+    exit 1
+elif [ "$status" -ne 1 ]; then
+    echo "FAIL: the Mutex check could not read Sources and Tests"
     exit 1
 fi
 

@@ -1,6 +1,5 @@
 import ChatSyncTesting
 import Foundation
-import Synchronization
 import Testing
 
 @testable import ChatSync

@@ -4,9 +4,8 @@ import Testing
 
 @testable import ChatSync
 
-/// ``LockedState`` is the lock of every state that threads outside Swift's concurrency
-/// share (SQLite's writer and the checkpoint thread, the service's reading loop and the
-/// engine). Two threads take it in turn, one now and then holding it long enough that the
+/// ``LockedState`` is the lock of every state that two threads may meet in (SQLite's
+/// writer and the checkpoint thread, the service's reading loop and the engine). Two threads take it in turn, one now and then holding it long enough that the
 /// other stops spinning and waits in the kernel: no update is lost, and under the Thread
 /// Sanitizer (CI's second stage) that hand-over is one the Sanitizer follows. The same
 /// test on `Synchronization.Mutex` draws five race reports from it on Linux, whose futex
