@@ -1,4 +1,5 @@
 import ChatSyncTesting
+import Clocks
 import Testing
 
 @testable import ChatSync
@@ -99,6 +100,95 @@ struct FreshViewNewestPageTests {
         let truth = await server.messages(in: Harness.channel).filter { $0.senderId == "carol" }
         #expect(await carol.succeededMessages.map(\.messageId) == truth.suffix(5).map(\.messageId), "nothing skipped")
         await checkInvariants(carol, events)
+    }
+    /// The same unanswered fill, on a clock the test moves: the completion is tried again
+    /// after 1 s, and the empty screen fills without the app fetching. Before, it stayed
+    /// empty until the app fetched again, which nothing on an empty screen prompts.
+    @Test func anUnansweredFillIsTriedAgainAfterABackoff() async throws {
+        let clock = TestClock()
+        let (harness, refusing) = try await Self.harnessRefusingOlderPages(clock)
+        let (carol, events) = try await Self.carolsViewOpenedOffline(harness, limit: 5)
+        await refusing.setRefusing(true)
+        await harness.manager.resumeSync()
+        #expect(await sleeperRegistered(on: clock), "a retry waits on the clock")
+        #expect(await refusing.refused > 0, "the fill asked, and was not answered")
+        #expect(await carol.succeededMessages.isEmpty)
+
+        await refusing.setRefusing(false)
+        await clock.advance(by: .seconds(1))
+        await harness.settle()
+        let truth = await harness.server.messages(in: Harness.channel).filter { $0.senderId == "carol" }
+        #expect(await carol.succeededMessages.map(\.messageId) == truth.suffix(5).map(\.messageId), "carol's newest page, no fetch")
+        await checkInvariants(carol, events)
+        // The app's next fetch goes on from the page's oldest message, skipping none.
+        _ = try await carol.fetchSucceededMessages(.previous)
+        #expect(await carol.succeededMessages.map(\.messageId) == truth.suffix(8).map(\.messageId))
+    }
+
+    /// The connection breaks while the completion is owed, after this connection's
+    /// retries ran out: the reconnect resumes it (nothing else is left that could).
+    @Test func aFillLeftOwedIsResumedByTheReconnect() async throws {
+        let clock = TestClock()
+        let (harness, refusing) = try await Self.harnessRefusingOlderPages(clock)
+        let server = harness.server
+        let (carol, events) = try await Self.carolsViewOpenedOffline(harness, limit: 5)
+        await refusing.setRefusing(true)
+        await harness.manager.resumeSync()
+        for delay in [1, 2, 4, 8, 16, 30, 30, 30] {
+            #expect(await sleeperRegistered(on: clock), "retry after \(delay) s")
+            await clock.advance(by: .seconds(delay))
+        }
+        #expect(SyncEngine.syncRetryLimit == 8)
+        await harness.settle()
+        #expect(await carol.succeededMessages.isEmpty, "every retry of this connection was refused")
+        #expect(await harness.manager.engine.owesNewestPage(viewId: carol.id), "and the completion is still owed")
+
+        await server.setOnline(false, for: "alice")
+        await harness.settle()
+        await refusing.setRefusing(false)
+        await server.setOnline(true, for: "alice")
+        await harness.settle()
+        let truth = await server.messages(in: Harness.channel).filter { $0.senderId == "carol" }
+        #expect(await carol.succeededMessages.map(\.messageId) == truth.suffix(5).map(\.messageId), "the reconnect completed it")
+        #expect(await !harness.manager.engine.owesNewestPage(viewId: carol.id))
+        await checkInvariants(carol, events)
+    }
+
+    /// A reset viewpoint drops the owed completion: its retry delivers nothing to the reset view.
+    @Test func aViewpointResetDropsTheOwedCompletion() async throws {
+        let clock = TestClock()
+        let (harness, refusing) = try await Self.harnessRefusingOlderPages(clock)
+        let (carol, events) = try await Self.carolsViewOpenedOffline(harness, limit: 5)
+        await refusing.setRefusing(true)
+        await harness.manager.resumeSync()
+        #expect(await sleeperRegistered(on: clock))
+        let all = await harness.server.messages(in: Harness.channel)
+        try await carol.resetViewpointTimestamp(all[0].createdAt)
+        await refusing.setRefusing(false)
+        await clock.advance(by: .seconds(30))
+        await harness.settle()
+        #expect(await carol.succeededMessages.isEmpty, "the reset view waits for the app's fetch")
+        #expect(await !harness.manager.engine.owesNewestPage(viewId: carol.id))
+        _ = try await carol.fetchSucceededMessages(.next)
+        #expect(await carol.succeededMessages.first?.senderId == "carol")
+        await checkInvariants(carol, events)
+    }
+
+    /// Alice's manager, not yet running, on `clock`, talking through a service that
+    /// refuses older pages when told to.
+    private static func harnessRefusingOlderPages(_ clock: TestClock<Duration>) async throws -> (Harness, OlderPagesRefused) {
+        var wrapper: OlderPagesRefused?
+        let harness = try await Harness.make(
+            configure: {
+                $0.syncBatchSize = 3
+                $0.clock = clock
+            },
+            wrapping: { service in
+                let refusing = OlderPagesRefused(base: service)
+                wrapper = refusing
+                return refusing
+            })
+        return (harness, try #require(wrapper))
     }
 }
 

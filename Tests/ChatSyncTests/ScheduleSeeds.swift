@@ -29,6 +29,9 @@ struct ScheduleSeeds: Sendable {
     /// Hostile answers: 2155 (an empty page claiming older messages became a range at the
     /// end of time; a catch-up then asked without end).
     static let hostile = ScheduleSeeds(name: "HOSTILE", filter: "Hostile", defaultCount: 400, regressions: [2155])
+    /// Fresh views completing their newest page over a flaky connection
+    /// (FreshViewNewestPageGeneratedTests).
+    static let freshViews = ScheduleSeeds(name: "FRESH_VIEWS", filter: "FreshViewNewestPageGenerated", defaultCount: 150, regressions: [])
     /// The channel list's replay generator.
     static let channelList = ScheduleSeeds(name: "CHANNEL_LIST", filter: "ChannelCollection", defaultCount: 120, regressions: [])
 

@@ -44,6 +44,10 @@ final class MessageView {
     /// When the channel goes live the view shows what came after it (its newest page).
     var newestKnownAtOpen: MessageKey?
 
+    /// Set while the completion of this view's newest page is owed (see
+    /// ``SyncEngine/completeNewestPage(of:above:)``); a viewpoint reset drops it.
+    var owedNewestPage: OwedNewestPage?
+
     /// Directions with a fetch running.
     var fetching: Set<Direction> = []
     /// Bumped by a viewpoint reset, so a fetch that started before it stops delivering.
@@ -226,6 +230,7 @@ final class MessageView {
         succeededIds.removeAll()
         bounds = ViewBounds()
         newestKnownAtOpen = nil
+        owedNewestPage = nil
         generation += 1
         if let newViewpoint { viewpoint = newViewpoint }
         emit(.succeeded(.clear, []))

@@ -1,5 +1,18 @@
 // MARK: - A fresh view's newest page, completed when the channel goes live
 
+/// The completion of a fresh view's newest page, from when it starts until the page is
+/// full, the channel's end (or the floor) is reached, or the app's own fetch takes over.
+struct OwedNewestPage: Sendable {
+    /// The completion stops above this key (exclusive): the newest message the cache held
+    /// when the view opened, which the view does not show. `nil`: it may read to the oldest.
+    let floor: MessageKey?
+    /// A fill of it is running: a reconnect must not start a second one beside it.
+    var isRunning = false
+    /// Bumped when a reconnect resumes the completion: retries scheduled before then
+    /// find it changed and stop, so one connection has one chain of retries.
+    var chain = 0
+}
+
 extension SyncEngine {
     /// Whether a fresh view, just placed at the live edge of `chunk` with `shown` of its
     /// messages, may be missing part of its newest page: it holds less than a page, and
@@ -18,21 +31,65 @@ extension SyncEngine {
     ///
     /// Reads older, as a `.previous` fetch would, until the page is full, the channel's
     /// oldest message or `known` is reached; it gives way to the app's own `.previous`
-    /// fetch, and stops at a viewpoint reset, offline or when the service does not answer
-    /// (the view then holds what it got, and the app's next fetch continues from there).
+    /// fetch and stops at a viewpoint reset. When the service does not answer, it is
+    /// tried again after a backoff on the injected clock (as the reconnect sync is); when
+    /// the connection breaks, the reconnect resumes it. Before, it stopped there, and the
+    /// empty screen stayed empty for the same reason this exists.
     func completeNewestPage(of view: MessageView, above known: MessageKey?) {
+        view.owedNewestPage = OwedNewestPage(floor: known)
+        fillOwedNewestPage(of: view, attempt: 0)
+    }
+
+    /// After a reconnect: every completion still owed starts a new chain of retries; one
+    /// whose fill still runs (begun on the last connection) goes on, and starts its
+    /// retries from the first when it ends short.
+    func resumeOwedNewestPages() {
+        for view in views.values.sorted(by: { $0.id < $1.id }) where view.owedNewestPage != nil {
+            view.owedNewestPage?.chain += 1
+            if view.owedNewestPage?.isRunning == false { fillOwedNewestPage(of: view, attempt: 0) }
+        }
+    }
+
+    private func fillOwedNewestPage(of view: MessageView, attempt: Int) {
         let (id, generation, channelURL) = (view.id, view.generation, view.channelURL)
         runInBackground { engine in
-            do { try await engine.fillNewestPage(ofView: id, generation: generation, above: known) } catch {
+            do { try await engine.fillNewestPage(ofView: id, generation: generation, attempt: attempt) } catch {
                 await engine.logNewestPageFailure(channelURL, error)
             }
         }
     }
 
-    private func fillNewestPage(ofView id: Int, generation: Int, above known: MessageKey?) async throws {
-        guard let view = views[id] else { return }
-        let fill = PageFill(generation: generation, delivered: view.succeeded.count, floor: known, yieldsToApp: true)
-        _ = try await fillPage(of: view, .previous, fill)
+    private func fillNewestPage(ofView id: Int, generation: Int, attempt: Int) async throws {
+        guard let view = views[id], view.generation == generation, let owed = view.owedNewestPage, !owed.isRunning else { return }
+        view.owedNewestPage?.isRunning = true
+        defer { if view.generation == generation { view.owedNewestPage?.isRunning = false } }
+        let fill = PageFill(generation: generation, delivered: view.succeeded.count, floor: owed.floor, yieldsToApp: true)
+        let hasMore = try await fillPage(of: view, .previous, fill)
+        guard views[id] === view, view.generation == generation, let now = view.owedNewestPage else { return }
+        // Done: the page is full, the channel's end (or the floor) was reached, or the
+        // app's own fetch goes on from here.
+        if !hasMore || view.succeeded.count >= view.limit || view.fetching.contains(.previous) {
+            view.owedNewestPage = nil
+            return
+        }
+        // Short with more to read: the service did not answer, or the connection broke
+        // (then the reconnect resumes it). Again after a backoff, a bounded number of
+        // times per connection: a reconnect during this fill started a new chain.
+        let next = now.chain == owed.chain ? attempt : 0
+        guard canReachService, next < Self.syncRetryLimit else { return }
+        let wait = retryWait(after: next)
+        runInBackground { engine in
+            do { try await wait() } catch { return }
+            await engine.retryNewestPage(ofView: id, generation: generation, attempt: next + 1, chain: now.chain)
+        }
+    }
+
+    private func retryNewestPage(ofView id: Int, generation: Int, attempt: Int, chain: Int) async {
+        // A reconnect since resumed the completion with a chain of its own.
+        guard canReachService, let view = views[id], view.generation == generation, view.owedNewestPage?.chain == chain else {
+            return
+        }
+        fillOwedNewestPage(of: view, attempt: attempt)
     }
 
     private func logNewestPageFailure(_ channelURL: String, _ error: any Error) {

@@ -7,6 +7,7 @@ extension SyncEngine {
     func reconnect() async {
         let epochAtStart = epoch
         if await !syncAfterReconnect() { scheduleSyncRetry(attempt: 0, epoch: epochAtStart) }
+        if epoch == epochAtStart, canReachService { resumeOwedNewestPages() }
     }
 
     /// One pass of ``reconnect()``; answers whether every request of it was answered.

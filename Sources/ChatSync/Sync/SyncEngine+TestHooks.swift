@@ -44,6 +44,9 @@ extension SyncEngine {
     /// Whether the view with `id` is fresh: at `.max`, never fetched, not yet following.
     func isFresh(viewId id: Int) -> Bool { views[id]?.isFresh ?? false }
 
+    /// Whether the completion of the view's newest page is owed (see ``completeNewestPage(of:above:)``).
+    func owesNewestPage(viewId id: Int) -> Bool { views[id]?.owedNewestPage != nil }
+
     /// A one-line summary of a view's state, for test diagnostics.
     func describeView(_ id: Int) -> String {
         guard let view = views[id] else { return "removed" }
