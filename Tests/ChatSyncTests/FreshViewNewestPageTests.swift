@@ -101,15 +101,12 @@ struct FreshViewNewestPageTests {
         #expect(await carol.succeededMessages.map(\.messageId) == truth.suffix(5).map(\.messageId), "nothing skipped")
         await checkInvariants(carol, events)
     }
+
     /// The same unanswered fill, on a clock the test moves: the completion is tried again
     /// after 1 s, and the empty screen fills without the app fetching. Before, it stayed
     /// empty until the app fetched again, which nothing on an empty screen prompts.
     @Test func anUnansweredFillIsTriedAgainAfterABackoff() async throws {
-        let clock = TestClock()
-        let (harness, refusing) = try await Self.harnessRefusingOlderPages(clock)
-        let (carol, events) = try await Self.carolsViewOpenedOffline(harness, limit: 5)
-        await refusing.setRefusing(true)
-        await harness.manager.resumeSync()
+        let (clock, harness, refusing, carol, events) = try await Self.carolsFillRefused()
         #expect(await sleeperRegistered(on: clock), "a retry waits on the clock")
         #expect(await refusing.refused > 0, "the fill asked, and was not answered")
         #expect(await carol.succeededMessages.isEmpty)
@@ -128,12 +125,8 @@ struct FreshViewNewestPageTests {
     /// The connection breaks while the completion is owed, after this connection's
     /// retries ran out: the reconnect resumes it (nothing else is left that could).
     @Test func aFillLeftOwedIsResumedByTheReconnect() async throws {
-        let clock = TestClock()
-        let (harness, refusing) = try await Self.harnessRefusingOlderPages(clock)
+        let (clock, harness, refusing, carol, events) = try await Self.carolsFillRefused()
         let server = harness.server
-        let (carol, events) = try await Self.carolsViewOpenedOffline(harness, limit: 5)
-        await refusing.setRefusing(true)
-        await harness.manager.resumeSync()
         for delay in [1, 2, 4, 8, 16, 30, 30, 30] {
             #expect(await sleeperRegistered(on: clock), "retry after \(delay) s")
             await clock.advance(by: .seconds(delay))
@@ -156,11 +149,7 @@ struct FreshViewNewestPageTests {
 
     /// A reset viewpoint drops the owed completion: its retry delivers nothing to the reset view.
     @Test func aViewpointResetDropsTheOwedCompletion() async throws {
-        let clock = TestClock()
-        let (harness, refusing) = try await Self.harnessRefusingOlderPages(clock)
-        let (carol, events) = try await Self.carolsViewOpenedOffline(harness, limit: 5)
-        await refusing.setRefusing(true)
-        await harness.manager.resumeSync()
+        let (clock, harness, refusing, carol, events) = try await Self.carolsFillRefused()
         #expect(await sleeperRegistered(on: clock))
         let all = await harness.server.messages(in: Harness.channel)
         try await carol.resetViewpointTimestamp(all[0].createdAt)
@@ -172,6 +161,20 @@ struct FreshViewNewestPageTests {
         _ = try await carol.fetchSucceededMessages(.next)
         #expect(await carol.succeededMessages.first?.senderId == "carol")
         await checkInvariants(carol, events)
+    }
+
+    /// Carol's view opened offline on an empty cache (limit 5), then alice's manager
+    /// started on a clock the test moves, through a service refusing older pages: the
+    /// completion of carol's newest page is refused.
+    private static func carolsFillRefused() async throws -> (
+        TestClock<Duration>, Harness, OlderPagesRefused, MessageCollection, EventRecorder
+    ) {
+        let clock = TestClock()
+        let (harness, refusing) = try await harnessRefusingOlderPages(clock)
+        let (carol, events) = try await carolsViewOpenedOffline(harness, limit: 5)
+        await refusing.setRefusing(true)
+        await harness.manager.resumeSync()
+        return (clock, harness, refusing, carol, events)
     }
 
     /// Alice's manager, not yet running, on `clock`, talking through a service that
