@@ -82,6 +82,10 @@ struct FreshViewNewestPageGeneratedTests {
             #expect(
                 shown.map(\.messageId) == matching.suffix(shown.count).map(\.messageId),
                 "contiguous up to the newest message; \(context)")
+            if !log.contains(where: { $0.hasPrefix("post") }) {
+                // Nothing arrived live: the view shows its newest page and no more.
+                #expect(shown.count == min(subject.collection.limit, matching.count), "exactly the newest page; \(context)")
+            }
         }
         await harness.manager.close()
     }
