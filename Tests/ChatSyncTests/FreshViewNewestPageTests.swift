@@ -163,6 +163,98 @@ struct FreshViewNewestPageTests {
         await checkInvariants(carol, events)
     }
 
+    /// One connection tries a refused completion at most 1 + 8 times, counted from its
+    /// start: the connection breaks and comes back while a retry waits, the reconnect
+    /// starts the completion's tries afresh, and the retry that waited stops. Before the
+    /// chain counter, the waiting retry went on beside the reconnect's, two chains on one
+    /// connection (a second reader found it; no test did).
+    @Test func aReconnectWhileARetryWaitsLeavesOneChainOfTries() async throws {
+        let (clock, harness, refusing, carol, _) = try await Self.carolsFillRefused()
+        let tries = Tries(clock: clock, refusing: refusing, harness: harness, viewId: carol.id)
+        await tries.run(after: [1], from: 1)
+        #expect(await tries.ended(at: 2), "the first retry, refused; the second waits 2 s")
+
+        try await Self.breakAndRestoreConnection(harness)
+        #expect(await tries.ended(at: 3), "the reconnect resumed it at once")
+        await tries.run(after: Tries.everyRetry, from: 3)
+        await harness.settle()
+        #expect(await refusing.refused == 3 + SyncEngine.syncRetryLimit, "the reconnect's tries, and no other")
+        #expect(await harness.manager.engine.owesNewestPage(viewId: carol.id), "still owed to the next connection")
+    }
+
+    /// A try in flight when the connection breaks and comes back ends refused on the new
+    /// connection: the new connection's retries start from the first, not from where the
+    /// old connection's stopped, and the reconnect starts no second fill beside it.
+    @Test func aTryInFlightAcrossAReconnectStartsTheNewConnectionsRetriesAfresh() async throws {
+        let (clock, harness, refusing, carol, _) = try await Self.carolsFillRefused()
+        let engine = harness.manager.engine
+        let tries = Tries(clock: clock, refusing: refusing, harness: harness, viewId: carol.id)
+        await tries.run(after: [1, 2], from: 1)
+        #expect(await tries.ended(at: 3), "the third retry waits 4 s")
+        await refusing.holdNextRefusal()
+        await clock.advance(by: .seconds(4))
+        let held = await eventually(turns: 5_000) {
+            await clock.advance(by: .zero)
+            return await refusing.isHolding
+        }
+        #expect(held, "the fourth try is in flight")
+
+        let chain = await engine.newestPageChain(viewId: carol.id) ?? -1
+        try await Self.breakAndRestoreConnection(harness)
+        #expect(await eventually { await engine.newestPageChain(viewId: carol.id) == chain + 1 }, "the reconnect took it over")
+        await refusing.release()
+        #expect(await tries.ended(at: 4))
+        await tries.run(after: Tries.everyRetry, from: 4)
+        await harness.settle()
+        #expect(await refusing.refused == 4 + SyncEngine.syncRetryLimit, "the new connection's retries, all of them, once")
+        #expect(await engine.owesNewestPage(viewId: carol.id))
+    }
+
+    /// Alice's connection breaks and comes back, each seen by her manager; a retry may
+    /// be waiting on the clock meanwhile, so this cannot wait for the manager to settle.
+    private static func breakAndRestoreConnection(_ harness: Harness) async throws {
+        let (server, engine) = (harness.server, harness.manager.engine)
+        await server.setOnline(false, for: "alice")
+        #expect(await eventually { await !engine.isOnline }, "the break is seen")
+        await server.setOnline(true, for: "alice")
+        #expect(await eventually { await engine.isOnline }, "the return is seen")
+    }
+
+    /// The refused tries of carol's owed page, stepped through on the test's clock.
+    private struct Tries {
+        /// The waits before a connection's retries: 1, 2, 4 … 30 s, `syncRetryLimit` of them.
+        static let everyRetry = [1, 2, 4, 8, 16, 30, 30, 30]
+        let clock: TestClock<Duration>
+        let refusing: OlderPagesRefused
+        let harness: Harness
+        let viewId: Int
+
+        /// Whether the `count`th refused try has ended: refused, and its fill over, so its
+        /// retry's deadline is set (moving the clock before that would move the deadline).
+        /// The clock is moved by nothing meanwhile, which wakes a retry whose wait began
+        /// only after the clock reached its deadline: the test cannot see when a wait
+        /// begins once another one (of a chain that should stop) is waiting already.
+        func ended(at count: Int) async -> Bool {
+            let engine = harness.manager.engine
+            let refused = await eventually(turns: 5_000) {
+                await clock.advance(by: .zero)
+                return await refusing.refused == count
+            }
+            guard refused else { return false }
+            return await eventually { await !engine.isFillingNewestPage(viewId: viewId) }
+        }
+
+        /// From the `count`th refused try on, moves the clock by each wait in turn, and
+        /// checks that each wait ends in exactly one more refused try.
+        func run(after waits: [Int], from count: Int) async {
+            #expect(SyncEngine.syncRetryLimit == Self.everyRetry.count)
+            for (index, wait) in waits.enumerated() {
+                #expect(await ended(at: count + index), "try \(count + index) ended")
+                await clock.advance(by: .seconds(wait))
+            }
+        }
+    }
+
     /// Carol's view opened offline on an empty cache (limit 5), then alice's manager
     /// started on a clock the test moves, through a service refusing older pages: the
     /// completion of carol's newest page is refused.
@@ -196,18 +288,32 @@ struct FreshViewNewestPageTests {
 }
 
 /// Refuses, while told to, every request for messages older than a given place (a
-/// transient error, as a dropped connection gives): only the newest page is answered.
+/// transient error, as a dropped connection gives): the newest page, and pages newer
+/// than a place (a reconnect's catch-up), are answered. When told to, it holds the next
+/// refusal until released, so that a test can act while that request is in flight.
 private actor OlderPagesRefused: ForwardingChatService {
     let base: any ChatService
     private(set) var refused = 0
     private var refusing = false
+    private var holdsNext = false
+    private var held: CheckedContinuation<Void, Never>?
 
     init(base: any ChatService) { self.base = base }
 
     func setRefusing(_ refusing: Bool) { self.refusing = refusing }
+    func holdNextRefusal() { holdsNext = true }
+    var isHolding: Bool { held != nil }
+    func release() {
+        held?.resume()
+        held = nil
+    }
 
     func fetchMessages(_ query: MessageQuery) async throws -> MessagePage {
-        if refusing, query.timestamp != .max {
+        if refusing, query.timestamp != .max, query.prevLimit > 0 {
+            if holdsNext {
+                holdsNext = false
+                await withCheckedContinuation { held = $0 }
+            }
             refused += 1
             throw ChatServiceError.transient(.network, "refused by the test")
         }

@@ -6,7 +6,7 @@ struct OwedNewestPage: Sendable {
     /// The completion stops above this key (exclusive): the newest message the cache held
     /// when the view opened, which the view does not show. `nil`: it may read to the oldest.
     let floor: MessageKey?
-    /// A fill of it is running: a reconnect must not start a second one beside it.
+    /// A fill of it is started or running: a reconnect must not start a second one beside it.
     var isRunning = false
     /// Bumped when a reconnect resumes the completion: retries scheduled before then
     /// find it changed and stop, so one connection has one chain of retries.
@@ -46,23 +46,31 @@ extension SyncEngine {
     func resumeOwedNewestPages() {
         for view in views.values.sorted(by: { $0.id < $1.id }) where view.owedNewestPage != nil {
             view.owedNewestPage?.chain += 1
-            if view.owedNewestPage?.isRunning == false { fillOwedNewestPage(of: view, attempt: 0) }
+            fillOwedNewestPage(of: view, attempt: 0)
         }
     }
 
+    /// Starts a fill of the view's owed page unless one is already under way. It counts
+    /// as under way from here, not from when its task first runs: a reconnect between the
+    /// two would otherwise start a second fill, and a second chain of retries, beside it.
     private func fillOwedNewestPage(of view: MessageView, attempt: Int) {
+        guard let owed = view.owedNewestPage, !owed.isRunning else { return }
+        view.owedNewestPage?.isRunning = true
         let (id, generation, channelURL) = (view.id, view.generation, view.channelURL)
         runInBackground { engine in
-            do { try await engine.fillNewestPage(ofView: id, generation: generation, attempt: attempt) } catch {
+            do {
+                try await engine.fillNewestPage(ofView: id, generation: generation, attempt: attempt, chain: owed.chain)
+            } catch {
                 await engine.logNewestPageFailure(channelURL, error)
             }
         }
     }
 
-    private func fillNewestPage(ofView id: Int, generation: Int, attempt: Int) async throws {
-        guard let view = views[id], view.generation == generation, let owed = view.owedNewestPage, !owed.isRunning else { return }
-        view.owedNewestPage?.isRunning = true
+    /// One fill of the owed page, `attempt` tries into the chain of retries `chain`.
+    private func fillNewestPage(ofView id: Int, generation: Int, attempt: Int, chain: Int) async throws {
+        guard let view = views[id], view.generation == generation else { return }
         defer { if view.generation == generation { view.owedNewestPage?.isRunning = false } }
+        guard let owed = view.owedNewestPage else { return }
         let fill = PageFill(generation: generation, delivered: view.succeeded.count, floor: owed.floor, yieldsToApp: true)
         let hasMore = try await fillPage(of: view, .previous, fill)
         guard views[id] === view, view.generation == generation, let now = view.owedNewestPage else { return }
@@ -74,8 +82,9 @@ extension SyncEngine {
         }
         // Short with more to read: the service did not answer, or the connection broke
         // (then the reconnect resumes it). Again after a backoff, a bounded number of
-        // times per connection: a reconnect during this fill started a new chain.
-        let next = now.chain == owed.chain ? attempt : 0
+        // times per connection: a reconnect since this fill was started began a new chain,
+        // whose tries count from the first.
+        let next = now.chain == chain ? attempt : 0
         guard canReachService, next < Self.syncRetryLimit else { return }
         let wait = retryWait(after: next)
         runInBackground { engine in

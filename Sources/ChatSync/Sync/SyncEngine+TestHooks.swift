@@ -46,6 +46,10 @@ extension SyncEngine {
 
     /// Whether the completion of the view's newest page is owed (see ``completeNewestPage(of:above:)``).
     func owesNewestPage(viewId id: Int) -> Bool { views[id]?.owedNewestPage != nil }
+    /// How many reconnects resumed the view's owed newest page (its chain of retries).
+    func newestPageChain(viewId id: Int) -> Int? { views[id]?.owedNewestPage?.chain }
+    /// Whether a fill of the view's owed newest page is started or running.
+    func isFillingNewestPage(viewId id: Int) -> Bool { views[id]?.owedNewestPage?.isRunning ?? false }
 
     /// A one-line summary of a view's state, for test diagnostics.
     func describeView(_ id: Int) -> String {
