@@ -208,6 +208,34 @@ struct FreshViewNewestPageTests {
         #expect(await engine.owesNewestPage(viewId: carol.id))
     }
 
+    /// A retry of the old connection that comes due after the connection is back but
+    /// before the reconnect resumed the page (its catch-up is still in flight) stops: the
+    /// resume gives the new connection its 1 + 8 tries, and no try of the old chain's
+    /// count runs beside them. Before, that retry made one more try on the old count.
+    @Test func aRetryOfTheOldConnectionDueBeforeTheResumeStops() async throws {
+        let (clock, harness, refusing, carol, _) = try await Self.carolsFillRefused()
+        let engine = harness.manager.engine
+        let tries = Tries(clock: clock, refusing: refusing, harness: harness, viewId: carol.id)
+        await tries.run(after: [1], from: 1)  // the second retry waits 2 s
+        await refusing.holdNextCatchUp()
+        try await Self.breakAndRestoreConnection(harness)
+        #expect(await eventually { await refusing.isHolding }, "the reconnect's catch-up is in flight")
+        let tasks = await engine.backgroundTaskCount
+        await clock.advance(by: .seconds(2))
+        let stopped = await eventually(turns: 5_000) {
+            await clock.advance(by: .zero)
+            return await engine.backgroundTaskCount == tasks - 1
+        }
+        #expect(stopped, "the old connection's retry ended without a try")
+        #expect(await refusing.refused == 2)
+
+        await refusing.release()
+        #expect(await tries.ended(at: 3), "the reconnect resumed it")
+        await tries.run(after: Tries.everyRetry, from: 3)
+        await harness.settle()
+        #expect(await refusing.refused == 3 + SyncEngine.syncRetryLimit, "the new connection's tries, and no other")
+    }
+
     /// Alice's connection breaks and comes back, each seen by her manager; a retry may
     /// be waiting on the clock meanwhile, so this cannot wait for the manager to settle.
     private static func breakAndRestoreConnection(_ harness: Harness) async throws {
@@ -290,18 +318,22 @@ struct FreshViewNewestPageTests {
 /// Refuses, while told to, every request for messages older than a given place (a
 /// transient error, as a dropped connection gives): the newest page, and pages newer
 /// than a place (a reconnect's catch-up), are answered. When told to, it holds the next
-/// refusal until released, so that a test can act while that request is in flight.
+/// refusal, or the next catch-up, until released, so that a test can act while that
+/// request is in flight.
 private actor OlderPagesRefused: ForwardingChatService {
     let base: any ChatService
     private(set) var refused = 0
     private var refusing = false
     private var holdsNext = false
+    private var holdsNextCatchUp = false
     private var held: CheckedContinuation<Void, Never>?
 
     init(base: any ChatService) { self.base = base }
 
     func setRefusing(_ refusing: Bool) { self.refusing = refusing }
     func holdNextRefusal() { holdsNext = true }
+    /// Holds the next request for newer messages (a reconnect's catch-up), then answers it.
+    func holdNextCatchUp() { holdsNextCatchUp = true }
     var isHolding: Bool { held != nil }
     func release() {
         held?.resume()
@@ -309,6 +341,10 @@ private actor OlderPagesRefused: ForwardingChatService {
     }
 
     func fetchMessages(_ query: MessageQuery) async throws -> MessagePage {
+        if holdsNextCatchUp, query.timestamp != .max, query.prevLimit == 0 {
+            holdsNextCatchUp = false
+            await withCheckedContinuation { held = $0 }
+        }
         if refusing, query.timestamp != .max, query.prevLimit > 0 {
             if holdsNext {
                 holdsNext = false

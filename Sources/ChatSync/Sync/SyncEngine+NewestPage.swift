@@ -86,18 +86,20 @@ extension SyncEngine {
         // whose tries count from the first.
         let next = now.chain == chain ? attempt : 0
         guard canReachService, next < Self.syncRetryLimit else { return }
-        let wait = retryWait(after: next)
+        let (wait, connection) = (retryWait(after: next), epoch)
         runInBackground { engine in
             do { try await wait() } catch { return }
-            await engine.retryNewestPage(ofView: id, generation: generation, attempt: next + 1, chain: now.chain)
+            await engine.retryNewestPage(ofView: id, generation: generation, attempt: next + 1, chain: now.chain, epoch: connection)
         }
     }
 
-    private func retryNewestPage(ofView id: Int, generation: Int, attempt: Int, chain: Int) async {
-        // A reconnect since resumed the completion with a chain of its own.
-        guard canReachService, let view = views[id], view.generation == generation, view.owedNewestPage?.chain == chain else {
-            return
-        }
+    /// A retry of the connection `epoch`: it stops when that connection was lost since (the
+    /// reconnect resumes the page with a chain of its own, even when this wakes before
+    /// the reconnect got to it) or when a reconnect already resumed it.
+    private func retryNewestPage(ofView id: Int, generation: Int, attempt: Int, chain: Int, epoch: Int) async {
+        guard canReachService, self.epoch == epoch, let view = views[id], view.generation == generation,
+            view.owedNewestPage?.chain == chain
+        else { return }
         fillOwedNewestPage(of: view, attempt: attempt)
     }
 
