@@ -222,9 +222,10 @@ struct FreshViewNewestPageTests {
         #expect(await eventually { await refusing.isHolding }, "the reconnect's catch-up is in flight")
         let tasks = await engine.backgroundTaskCount
         await clock.advance(by: .seconds(2))
+        // Its task ends without starting a fill (whose task would keep the count up).
         let stopped = await eventually(turns: 5_000) {
             await clock.advance(by: .zero)
-            return await engine.backgroundTaskCount == tasks - 1
+            return await engine.backgroundTaskCount < tasks
         }
         #expect(stopped, "the old connection's retry ended without a try")
         #expect(await refusing.refused == 2)
