@@ -191,11 +191,7 @@ struct FreshViewNewestPageTests {
         await tries.run(after: [1, 2], from: 1)  // the third retry waits 4 s
         await refusing.holdNextRefusal()
         await clock.advance(by: .seconds(4))
-        let held = await eventually(turns: 5_000) {
-            await clock.advance(by: .zero)
-            return await refusing.isHolding
-        }
-        #expect(held, "the fourth try is in flight")
+        #expect(await tries.eventuallyWakingLateSleeps { await refusing.isHolding }, "the fourth try is in flight")
 
         let chain = await engine.newestPageChain(viewId: carol.id) ?? -1
         try await Self.breakAndRestoreConnection(harness)
@@ -223,10 +219,7 @@ struct FreshViewNewestPageTests {
         let tasks = await engine.backgroundTaskCount
         await clock.advance(by: .seconds(2))
         // Its task ends without starting a fill (whose task would keep the count up).
-        let stopped = await eventually(turns: 5_000) {
-            await clock.advance(by: .zero)
-            return await engine.backgroundTaskCount < tasks
-        }
+        let stopped = await tries.eventuallyWakingLateSleeps { await engine.backgroundTaskCount < tasks }
         #expect(stopped, "the old connection's retry ended without a try")
         #expect(await refusing.refused == 2)
 
@@ -258,17 +251,21 @@ struct FreshViewNewestPageTests {
 
         /// Whether the `count`th refused try has ended: refused, and its fill over, so its
         /// retry's deadline is set (moving the clock before that would move the deadline).
-        /// The clock is moved by nothing meanwhile, which wakes a retry whose wait began
-        /// only after the clock reached its deadline: the test cannot see when a wait
-        /// begins once another one (of a chain that should stop) is waiting already.
         func ended(at count: Int) async -> Bool {
             let engine = harness.manager.engine
-            let refused = await eventually(turns: 5_000) {
-                await clock.advance(by: .zero)
-                return await refusing.refused == count
-            }
-            guard refused else { return false }
+            guard await eventuallyWakingLateSleeps({ await refusing.refused == count }) else { return false }
             return await eventually { await !engine.isFillingNewestPage(viewId: viewId) }
+        }
+
+        /// Waits for `condition`, moving the clock by nothing meanwhile, which wakes a
+        /// retry whose sleep began only after the clock reached its deadline (`TestClock`
+        /// keeps such a sleep until the next move): the test cannot see when a sleep
+        /// begins once another one (of a chain that should stop) is waiting already.
+        func eventuallyWakingLateSleeps(_ condition: () async -> Bool) async -> Bool {
+            await eventually(turns: 5_000) {
+                await clock.advance(by: .zero)
+                return await condition()
+            }
         }
 
         /// From the `count`th refused try on, moves the clock by each wait in turn, and
