@@ -11,6 +11,12 @@ import Testing
 /// updates and reconnect). Found: a completion of the newest page that the service did
 /// not answer, or that the connection cut short, was never resumed; the view stayed
 /// short (often empty) until the app fetched, which nothing on an empty screen prompts.
+///
+/// Each view's owed page is tried at most 1 + 8 times per connection, counted by the
+/// engine and, for the views together, at the service. The faults that reach the retry
+/// chains: spells in which no older page is answered (the pages stay owed into later
+/// connections), and reconnects in quick succession, some holding a try in flight
+/// across them. Found: two chains of tries on one connection.
 @Suite("Fresh views' newest pages, generated", .capturingLogs)
 struct FreshViewNewestPageGeneratedTests {
     static let seeds = ScheduleSeeds.freshViews
@@ -22,9 +28,22 @@ struct FreshViewNewestPageGeneratedTests {
 
     private static func schedule(_ seed: UInt64) async throws {
         var random = SeededGenerator(seed: seed)
-        let harness = try await Harness.make(seed: seed) {
-            $0.syncBatchSize = Int.random(in: 1...6, using: &random)
-            $0.logger = Logger(label: "fresh-\(seed)")
+        var counter: RefusedOlderPages?
+        let harness = try await Harness.make(
+            seed: seed,
+            configure: {
+                $0.syncBatchSize = Int.random(in: 1...6, using: &random)
+                $0.logger = Logger(label: "fresh-\(seed)")
+            },
+            wrapping: { service in
+                let counting = RefusedOlderPages(base: service)
+                counter = counting
+                return counting
+            })
+        let refused = try #require(counter)
+        let tries = LockedState<[TryKey: Int]>([:])
+        await harness.manager.engine.setNewestPageTryWitness { view, epoch in
+            tries.withLock { $0[TryKey(view: view, epoch: epoch), default: 0] += 1 }
         }
         let server = harness.server
         let senders = ["bob", "carol", "alice"]
@@ -47,10 +66,39 @@ struct FreshViewNewestPageGeneratedTests {
         await server.setFaults(FaultPlan(failRequestRate: Double.random(in: 0.2...0.8, using: &random)))
         await harness.manager.resumeSync()
         for step in 0..<Int.random(in: 1...8, using: &random) {
-            switch Int.random(in: 0..<3, using: &random) {
-            case 0:
+            switch Int.random(in: 0..<5, using: &random) {
+            case 4:
+                // A spell in which the service answers no request for older messages:
+                // the owed pages run through their tries and stay owed into later connections.
+                let refusing = await !refused.refusesAll
+                log.append(refusing ? "older pages refused" : "older pages answered")
+                await refused.setRefusesAll(refusing)
+            case 3 where online:
+                // The connection breaks and comes back, once or a few times in a row,
+                // without waiting for the work each return starts: the next break finds
+                // tries in flight, waiting for their backoff, or not yet resumed.
+                // Some hold the next try (the one a return resumes) in flight across the
+                // breaks that follow, then answer it (refused, or as the faults say) at a
+                // random point after one of the returns: before or after that return
+                // resumed the page.
+                let flaps = Int.random(in: 1...3, using: &random)
+                let releaseAfter = Bool.random(using: &random) ? Int.random(in: 0..<flaps, using: &random) : nil
+                log.append("\(flaps) quick reconnects" + (releaseAfter.map { ", a try held until return \($0)" } ?? ""))
+                let engine = harness.manager.engine
+                if releaseAfter != nil { await refused.holdNext() }
+                for flap in 0..<flaps {
+                    await server.setOnline(false, for: "alice")
+                    _ = await eventually { await !engine.canReachService }
+                    await refused.startConnection()
+                    await server.setOnline(true, for: "alice")
+                    for _ in 0..<Int.random(in: 0...60, using: &random) { await Task.yield() }
+                    if flap == releaseAfter { await refused.release(refusing: Bool.random(using: &random)) }
+                }
+                await refused.release(refusing: false)
+            case 0, 3:
                 online.toggle()
                 log.append(online ? "online" : "offline")
+                if online { await refused.startConnection() }
                 await server.setOnline(online, for: "alice")
             case 1:
                 let rate = Double.random(in: 0...0.8, using: &random)
@@ -66,10 +114,31 @@ struct FreshViewNewestPageGeneratedTests {
         }
         // The faults stop; the connection breaks once more and comes back.
         await server.setFaults(FaultPlan())
+        await refused.setRefusesAll(false)
         await server.setOnline(false, for: "alice")
         await harness.settle()
+        await refused.startConnection()
         await server.setOnline(true, for: "alice")
         await harness.settle()
+        // Each view's owed page is tried at most 1 + 8 times per connection (Guarantees:
+        // one chain of tries per connection), counted by the engine as each try starts.
+        // Found: two chains on one connection (a fill counted as running only once its
+        // task ran), which showed no wrong page, only doubled requests.
+        let perView = 1 + SyncEngine.syncRetryLimit
+        let counted = tries.withLock { $0 }.sorted { ($0.key.epoch, $0.key.view) < ($1.key.epoch, $1.key.view) }
+        for (key, count) in counted where count > perView {
+            let what = "view \(key.view) tried its newest page \(count) times in epoch \(key.epoch), at most \(perView)"
+            Issue.record("\(what); \(seeds.describe(seed)) steps \(log)")
+        }
+        // The same bound seen from the service, for the views together (their fills ask
+        // the same unfiltered pages): one more each for a try that was in flight when
+        // the connection changed and is refused after it.
+        let bound = subjects.count * (perView + 1)
+        for (connection, count) in await refused.perConnection.enumerated() {
+            #expect(
+                count <= bound,
+                "\(count) refused tries of older pages on connection \(connection), at most \(bound); \(seeds.describe(seed)) steps \(log)")
+        }
 
         let truth = await server.messages(in: Harness.channel)
         for subject in subjects {
@@ -88,5 +157,62 @@ struct FreshViewNewestPageGeneratedTests {
             }
         }
         await harness.manager.close()
+    }
+}
+
+/// One view's tries in one connection (the engine's epoch).
+private struct TryKey: Hashable {
+    let view: Int
+    let epoch: Int
+}
+
+/// Counts, per connection the schedule opens, the requests for older messages that the
+/// service refused: each ends one try of a view's owed newest page (a `.previous` fill
+/// stops at its first unanswered request). Requests at `.max` (a channel going live) and
+/// for newer messages (catch-ups) are not counted.
+private actor RefusedOlderPages: ForwardingChatService {
+    let base: any ChatService
+    /// One entry per connection, the first being the manager's first.
+    private(set) var perConnection = [0]
+
+    private var holdsNext = false
+    private var held: CheckedContinuation<Bool, Never>?
+
+    /// Whether every request for older messages is refused (a spell of the schedule).
+    private(set) var refusesAll = false
+
+    init(base: any ChatService) { self.base = base }
+
+    func setRefusesAll(_ refusing: Bool) { refusesAll = refusing }
+
+    /// The schedule brings the connection back: what is refused from here counts for a new one.
+    func startConnection() { perConnection.append(0) }
+
+    /// Holds the next request for older messages in flight until ``release(refusing:)``.
+    func holdNext() { holdsNext = true }
+    var isHolding: Bool { held != nil }
+    /// Answers the held request (refused, or passed on to the service), or stops waiting for one.
+    func release(refusing: Bool) {
+        holdsNext = false
+        held?.resume(returning: refusing)
+        held = nil
+    }
+
+    func fetchMessages(_ query: MessageQuery) async throws -> MessagePage {
+        let isOlder = query.timestamp != .max && query.prevLimit > 0
+        if holdsNext, isOlder {
+            holdsNext = false
+            if await withCheckedContinuation({ held = $0 }) {
+                perConnection[perConnection.count - 1] += 1
+                throw ChatServiceError.transient(.network, "held across a reconnect, then refused by the test")
+            }
+        }
+        do {
+            if refusesAll, isOlder { throw ChatServiceError.transient(.network, "older pages refused by the test") }
+            return try await base.fetchMessages(query)
+        } catch {
+            if isOlder { perConnection[perConnection.count - 1] += 1 }
+            throw error
+        }
     }
 }

@@ -56,6 +56,7 @@ extension SyncEngine {
     private func fillOwedNewestPage(of view: MessageView, attempt: Int) {
         guard let owed = view.owedNewestPage, !owed.isRunning else { return }
         view.owedNewestPage?.isRunning = true
+        newestPageTryWitness?(view.id, epoch)
         let (id, generation, channelURL) = (view.id, view.generation, view.channelURL)
         runInBackground { engine in
             do {

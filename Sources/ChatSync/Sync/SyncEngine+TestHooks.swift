@@ -24,6 +24,8 @@ extension SyncEngine {
     var isTrimming: Bool { trimming.isRunning }
 
     func setEvictionStepWitness(_ witness: (@Sendable (String) async -> Void)?) { evictionStepWitness = witness }
+    /// Sets ``newestPageTryWitness``.
+    func setNewestPageTryWitness(_ witness: (@Sendable (_ viewId: Int, _ epoch: Int) -> Void)?) { newestPageTryWitness = witness }
 
     func signalActivity() { background.signal() }
 

@@ -66,6 +66,10 @@ actor SyncEngine {
     /// Awaited after each eviction step with its channel, in place of a plain yield: a
     /// test opens and fetches views there, between two steps. `nil` in apps.
     var evictionStepWitness: (@Sendable (String) async -> Void)?
+    /// Told of each try of a view's owed newest page as it starts, with the view's id and
+    /// the connection's epoch: a generator counts each connection's tries of each view,
+    /// which no service wrapper can tell apart (the views' fills ask the same pages). `nil` in apps.
+    var newestPageTryWitness: (@Sendable (_ viewId: Int, _ epoch: Int) -> Void)?
 
     init(store: ChatStore, service: any ChatService, options: SyncManagerOptions, userId: String) throws {
         self.store = store
