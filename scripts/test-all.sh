@@ -106,7 +106,7 @@ swift package --disable-sandbox generate-documentation --target ChatSync --targe
 # looks for races and memory errors in the code the tests walk, which a few dozen
 # schedules of each generator cover, while the plain run above searches the schedules
 # with the full counts. The sanitizers are about four times slower, and at the full counts
-# each run took 14 of CI's 90 minutes (a landed run took 86 minutes in all).
+# each run took about 16 of CI's 90 minutes (a landed run took 86 minutes in all).
 echo "== .: swift test --sanitize=thread"
 SOAK_SEEDS=80 HOSTILE_SEEDS=60 MODEL_SEEDS=60 FRESH_VIEWS_SEEDS=40 CHANNEL_LIST_SEEDS=40 \
     run_tests --sanitize=thread --scratch-path .build-tsan

@@ -15,8 +15,10 @@ import Testing
 /// Each view's owed page is tried at most 1 + 8 times per connection, counted by the
 /// engine and, for the views together, at the service. The faults that reach the retry
 /// chains: spells in which no older page is answered (the pages stay owed into later
-/// connections), and reconnects in quick succession, some holding a try in flight
-/// across them. Found: two chains of tries on one connection.
+/// connections), and reconnects in quick succession, some while the engine is busy (the
+/// changes handled in one batch), some holding a request in flight across them. Found:
+/// a connection that flapped while the engine was busy was synced twice, and its owed
+/// pages resumed twice (a view tried 10 times on one connection).
 @Suite("Fresh views' newest pages, generated", .capturingLogs)
 struct FreshViewNewestPageGeneratedTests {
     static let seeds = ScheduleSeeds.freshViews
@@ -28,7 +30,7 @@ struct FreshViewNewestPageGeneratedTests {
 
     private static func schedule(_ seed: UInt64) async throws {
         var random = SeededGenerator(seed: seed)
-        var counter: RefusedOlderPages?
+        var wrapper: OlderPageFaults?
         let harness = try await Harness.make(
             seed: seed,
             configure: {
@@ -36,11 +38,11 @@ struct FreshViewNewestPageGeneratedTests {
                 $0.logger = Logger(label: "fresh-\(seed)")
             },
             wrapping: { service in
-                let counting = RefusedOlderPages(base: service)
-                counter = counting
-                return counting
+                let faults = OlderPageFaults(base: service)
+                wrapper = faults
+                return faults
             })
-        let refused = try #require(counter)
+        let olderPages = try #require(wrapper)
         let tries = LockedState<[TryKey: Int]>([:])
         await harness.manager.engine.setNewestPageTryWitness { view, epoch in
             tries.withLock { $0[TryKey(view: view, epoch: epoch), default: 0] += 1 }
@@ -70,35 +72,15 @@ struct FreshViewNewestPageGeneratedTests {
             case 4:
                 // A spell in which the service answers no request for older messages:
                 // the owed pages run through their tries and stay owed into later connections.
-                let refusing = await !refused.refusesAll
+                let refusing = await !olderPages.refusesAll
                 log.append(refusing ? "older pages refused" : "older pages answered")
-                await refused.setRefusesAll(refusing)
+                await olderPages.setRefusesAll(refusing)
             case 3 where online:
-                // The connection breaks and comes back, once or a few times in a row,
-                // without waiting for the work each return starts: the next break finds
-                // tries in flight, waiting for their backoff, or not yet resumed.
-                // Some hold the next try (the one a return resumes) in flight across the
-                // breaks that follow, then answer it (refused, or as the faults say) at a
-                // random point after one of the returns: before or after that return
-                // resumed the page.
-                let flaps = Int.random(in: 1...3, using: &random)
-                let releaseAfter = Bool.random(using: &random) ? Int.random(in: 0..<flaps, using: &random) : nil
-                log.append("\(flaps) quick reconnects" + (releaseAfter.map { ", a try held until return \($0)" } ?? ""))
-                let engine = harness.manager.engine
-                if releaseAfter != nil { await refused.holdNext() }
-                for flap in 0..<flaps {
-                    await server.setOnline(false, for: "alice")
-                    _ = await eventually { await !engine.canReachService }
-                    await refused.startConnection()
-                    await server.setOnline(true, for: "alice")
-                    for _ in 0..<Int.random(in: 0...60, using: &random) { await Task.yield() }
-                    if flap == releaseAfter { await refused.release(refusing: Bool.random(using: &random)) }
-                }
-                await refused.release(refusing: false)
+                try await quickReconnects(harness, olderPages, &random, &log)
             case 0, 3:
                 online.toggle()
                 log.append(online ? "online" : "offline")
-                if online { await refused.startConnection() }
+                if online { await olderPages.startConnection() }
                 await server.setOnline(online, for: "alice")
             case 1:
                 let rate = Double.random(in: 0...0.8, using: &random)
@@ -114,10 +96,10 @@ struct FreshViewNewestPageGeneratedTests {
         }
         // The faults stop; the connection breaks once more and comes back.
         await server.setFaults(FaultPlan())
-        await refused.setRefusesAll(false)
+        await olderPages.setRefusesAll(false)
         await server.setOnline(false, for: "alice")
         await harness.settle()
-        await refused.startConnection()
+        await olderPages.startConnection()
         await server.setOnline(true, for: "alice")
         await harness.settle()
         // Each view's owed page is tried at most 1 + 8 times per connection (Guarantees:
@@ -134,7 +116,7 @@ struct FreshViewNewestPageGeneratedTests {
         // the same unfiltered pages): one more each for a try that was in flight when
         // the connection changed and is refused after it.
         let bound = subjects.count * (perView + 1)
-        for (connection, count) in await refused.perConnection.enumerated() {
+        for (connection, count) in await olderPages.perConnection.enumerated() {
             #expect(
                 count <= bound,
                 "\(count) refused tries of older pages on connection \(connection), at most \(bound); \(seeds.describe(seed)) steps \(log)")
@@ -158,6 +140,48 @@ struct FreshViewNewestPageGeneratedTests {
         }
         await harness.manager.close()
     }
+
+    /// The connection breaks and comes back, once or a few times in a row, without
+    /// waiting for the work each return starts: the next break finds tries in flight,
+    /// waiting for their backoff, or not yet resumed. Some do it while the engine is busy,
+    /// so that all the changes are handled in one batch. Some hold the next request for
+    /// older messages in flight across the breaks that follow, then answer it (refused,
+    /// or as the faults say) after one of the returns: before or after that return resumed
+    /// the owed pages.
+    private static func quickReconnects(
+        _ harness: Harness, _ olderPages: OlderPageFaults, _ random: inout SeededGenerator, _ log: inout [String]
+    ) async throws {
+        let (server, engine) = (harness.server, harness.manager.engine)
+        let flaps = Int.random(in: 1...3, using: &random)
+        let releaseAfter = Bool.random(using: &random) ? Int.random(in: 0..<flaps, using: &random) : nil
+        let busy = Int.random(in: 0..<3, using: &random) == 0
+        log.append(
+            "\(flaps) quick reconnects" + (busy ? " handled in one batch" : "")
+                + (releaseAfter.map { ", a request held until return \($0)" } ?? ""))
+        if releaseAfter != nil { await olderPages.holdNext() }
+        if busy { await engine.holdEventDrain() }
+        let queued = await engine.handledOrQueuedEventCount
+        for flap in 0..<flaps {
+            let epoch = await engine.epoch
+            await server.setOnline(false, for: "alice")
+            if !busy {
+                // The break is handled (a new epoch) before the connection comes back.
+                try #require(await eventually { await engine.epoch > epoch }, "the break is handled")
+            }
+            // Busy, the engine goes on in its old connection until it handles the changes.
+            if !busy { await olderPages.startConnection() }
+            await server.setOnline(true, for: "alice")
+            for _ in 0..<Int.random(in: 0...60, using: &random) { await Task.yield() }
+            if flap == releaseAfter { await olderPages.release(refusing: Bool.random(using: &random)) }
+        }
+        if busy {
+            try #require(
+                await eventually { await engine.handledOrQueuedEventCount == queued + 2 * flaps }, "the changes wait")
+            await olderPages.startConnection()
+            await engine.releaseEventDrain()
+        }
+        await olderPages.release(refusing: false)
+    }
 }
 
 /// One view's tries in one connection (the engine's epoch).
@@ -166,11 +190,12 @@ private struct TryKey: Hashable {
     let epoch: Int
 }
 
-/// Counts, per connection the schedule opens, the requests for older messages that the
-/// service refused: each ends one try of a view's owed newest page (a `.previous` fill
-/// stops at its first unanswered request). Requests at `.max` (a channel going live) and
-/// for newer messages (catch-ups) are not counted.
-private actor RefusedOlderPages: ForwardingChatService {
+/// The schedule's faults on requests for older messages (spells that refuse them all, a
+/// request held in flight across reconnects), and the count, per connection the schedule
+/// opens, of those refused: each ends one try of a view's owed newest page (a `.previous`
+/// fill stops at its first unanswered request). Requests at `.max` (a channel going live)
+/// and for newer messages (catch-ups) are neither faulted nor counted.
+private actor OlderPageFaults: ForwardingChatService {
     let base: any ChatService
     /// One entry per connection, the first being the manager's first.
     private(set) var perConnection = [0]
@@ -190,7 +215,6 @@ private actor RefusedOlderPages: ForwardingChatService {
 
     /// Holds the next request for older messages in flight until ``release(refusing:)``.
     func holdNext() { holdsNext = true }
-    var isHolding: Bool { held != nil }
     /// Answers the held request (refused, or passed on to the service), or stops waiting for one.
     func release(refusing: Bool) {
         holdsNext = false

@@ -1,5 +1,6 @@
 import ChatSyncTesting
 import Clocks
+import GRDB
 import Testing
 
 @testable import ChatSync
@@ -74,5 +75,84 @@ struct SyncRetryTests {
         _ = try await collection.fetchSucceededMessages(.next)
         await harness.settle()
         #expect(await collection.succeededMessages.last?.text == "while away")
+    }
+}
+
+/// A connection that breaks and comes back twice while the engine is busy (its events
+/// handled in one batch) is synced once, with one chain of retries. Before, each return
+/// started a reconnect that read the connection's epoch only when its task ran, so both
+/// found the same, current epoch: one connection ran two reconnect syncs, each with its
+/// own 1 + 8 tries against a service that answered none, and resumed owed newest pages twice.
+@Suite("Sync retries when the connection flaps", .capturingLogs)
+struct FlappingReconnectTests {
+    @Test func aConnectionThatFlapsWhileEventsWaitIsSyncedOnce() async throws {
+        let harness = try await Harness.make(history: 5)
+        let server = harness.server
+        let engine = harness.manager.engine
+        let collection = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 10)
+        await harness.online()
+        _ = try await collection.fetchSucceededMessages(.previous)
+        await harness.settle()
+
+        // One break and return, every request refused: what one connection's sync asks.
+        await server.setOnline(false, for: "alice")
+        await harness.settle()
+        await server.setFaults(FaultPlan(failRequestRate: 1))
+        var before = await server.requestCount
+        await server.setOnline(true, for: "alice")
+        await harness.settle()
+        let oneReturn = await server.requestCount - before
+        #expect(oneReturn >= 1 + SyncEngine.syncRetryLimit, "the sync and its retries were refused")
+
+        // Two breaks and returns, handled in one batch: the same, for the one connection left.
+        await engine.holdEventDrain()
+        let queued = await engine.handledOrQueuedEventCount
+        for online in [false, true, false, true] { await server.setOnline(online, for: "alice") }
+        #expect(await eventually { await engine.handledOrQueuedEventCount == queued + 4 }, "the four changes wait")
+        before = await server.requestCount
+        await engine.releaseEventDrain()
+        await harness.settle()
+        let flapped = await server.requestCount - before
+        #expect(flapped == oneReturn, "one sync and one chain of retries: \(flapped) requests, one return made \(oneReturn)")
+        await harness.manager.close()
+    }
+
+    /// The same for a relaunch's look-ups of the messages in flight: a start whose
+    /// connection breaks and comes back before the engine handles it looks each batch up
+    /// as often as a plain start does, not once per return.
+    @Test func aRelaunchWhoseConnectionFlapsLooksUpOnce() async throws {
+        let plain = try await lookUpsAfterARelaunch(flapping: false)
+        let flapping = try await lookUpsAfterARelaunch(flapping: true)
+        #expect(plain == SyncEngine.syncRetryLimit, "the first batch of a hundred, tried 8 times (a try stops at its first refusal)")
+        #expect(flapping == plain)
+    }
+
+    /// Relaunches on 250 messages in flight, with every request refused, and counts the look-ups.
+    private func lookUpsAfterARelaunch(flapping: Bool) async throws -> Int {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        var harness = try await Harness.make(databasePath: dir.path("cache.sqlite")) { $0.maxFailedMessageCountPerChannel = 1000 }
+        for index in 0..<250 { _ = try await harness.manager.sendMessage(.text("m\(index)"), channelURL: Harness.channel) }
+        await harness.manager.close()
+        let queue = try DatabaseQueue(path: harness.path!)
+        try await queue.write { try $0.execute(sql: "UPDATE outbox SET state = ?", arguments: [SyncState.syncing.rawValue]) }
+        try queue.close()
+        try await harness.reopen()
+        let (server, engine) = (harness.server, harness.manager.engine)
+        await server.setFaults(FaultPlan(failRequestRate: 1))
+        // The manager starts offline; the returns wait in the inbox and are handled in one go.
+        await server.setOnline(false, for: "alice")
+        await harness.manager.resumeSync()
+        await engine.holdEventDrain()
+        let changes = flapping ? [true, false, true] : [true]
+        let queued = await engine.handledOrQueuedEventCount
+        for online in changes { await server.setOnline(online, for: "alice") }
+        #expect(await eventually { await engine.handledOrQueuedEventCount == queued + changes.count }, "the changes wait")
+        await engine.releaseEventDrain()
+        await harness.settle()
+        #expect(try harness.outbox().allSatisfy { $0.message.syncState == .failed }, "unknown after 8 tries: failed, resendable")
+        let lookUps = await server.lookUpCount
+        await harness.manager.close()
+        return lookUps
     }
 }

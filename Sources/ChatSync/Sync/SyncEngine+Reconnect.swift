@@ -1,16 +1,30 @@
 // MARK: - Reconnect: change logs, then catching views up, with retries on the injected clock
 
 extension SyncEngine {
+    /// What a return of the connection starts, once per connection (`connected`: the
+    /// epoch it came back in): the relaunch's look-ups, the lanes, then the reconnect sync.
+    /// A return whose connection was lost again before this ran leaves it all to the next
+    /// return's own run. Before, each read the epoch only when its task ran, so two returns
+    /// handled in one batch both found the one connection left: it was synced twice, with
+    /// two chains of retries against a service that answered neither, and its owed newest
+    /// pages were resumed twice.
+    func syncAfterComingOnline(epoch connected: Int) async {
+        guard epoch == connected, isOnline else { return }
+        await reconcileRelaunch()
+        kickLanes()
+        await reconnect(epoch: connected)
+    }
+
     /// After a reconnect or resume: change logs first, then the views that follow the
     /// newest messages catch up from the newest chunk's edge. What the service did not
     /// answer (a transient failure) is tried again after a backoff on the injected clock.
-    func reconnect() async {
-        let epochAtStart = epoch
-        if await !syncAfterReconnect() { scheduleSyncRetry(attempt: 0, epoch: epochAtStart) }
-        if epoch == epochAtStart, canReachService { resumeOwedNewestPages() }
+    private func reconnect(epoch connected: Int) async {
+        guard epoch == connected, canReachService else { return }
+        if await !syncAfterReconnect() { scheduleSyncRetry(attempt: 0, epoch: connected) }
+        if epoch == connected, canReachService { resumeOwedNewestPages() }
     }
 
-    /// One pass of ``reconnect()``; answers whether every request of it was answered.
+    /// One pass of ``reconnect(epoch:)``; answers whether every request of it was answered.
     private func syncAfterReconnect() async -> Bool {
         var complete = true
         do {

@@ -220,11 +220,8 @@ actor SyncEngine {
             logger.debug("connection \(connectionState) -> \(state)")
             if state == .online {
                 connection.comeOnline()
-                runInBackground { engine in
-                    await engine.reconcileRelaunch()
-                    await engine.kickLanes()
-                    await engine.reconnect()
-                }
+                let connected = epoch
+                runInBackground { engine in await engine.syncAfterComingOnline(epoch: connected) }
             } else {
                 connectionLost(to: state)
             }
