@@ -26,10 +26,19 @@ extension SyncEngine {
         let wait = retryWait(after: attempt)
         runInBackground { engine in
             do { try await wait() } catch { return }
-            guard await engine.epoch == epochAtStart else { return }
-            await engine.reconcileRelaunch(attempt: attempt + 1)
-            await engine.kickLanes()
+            await engine.retryReconcileRelaunch(attempt: attempt + 1, epoch: epochAtStart)
         }
+    }
+
+    /// A retry of the look-ups of connection `epoch`: it stops when that connection was
+    /// lost since (the next connection asks again, with a chain of its own). The check
+    /// runs on the engine with the look-up it guards; before, a retry checked the epoch
+    /// in one hop and looked up in the next, so a connection lost and back in between
+    /// ran the old chain beside the new one: up to twice the look-ups.
+    private func retryReconcileRelaunch(attempt: Int, epoch epochAtStart: Int) async {
+        guard epoch == epochAtStart else { return }
+        await reconcileRelaunch(attempt: attempt)
+        kickLanes()
     }
 
     /// One pass over the awaited messages; answers `false` when a look-up was not answered.
