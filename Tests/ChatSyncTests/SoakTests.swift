@@ -69,6 +69,8 @@ struct SoakTests {
         // Change-log tokens the server stops honouring, in whatever state the connection and
         // the app are in, from a generator of their own too.
         var tokens = SeededGenerator(seed: seed &+ 12_000_000)
+        // Connections that break and come back inside a queued burst, from a generator of their own too.
+        var flaps = SeededGenerator(seed: seed &+ 13_000_000)
         let capacity = Self.capacity(using: &browsing)
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
@@ -199,7 +201,7 @@ struct SoakTests {
                 try await writeRace(&harness, &subjects, attachment: attachment, random: &writes, state: &state)
             }
             if Int.random(in: 0..<5, using: &bursts) == 0 {
-                try await queuedBurst(harness, random: &bursts, state: &state)
+                try await queuedBurst(harness, random: &bursts, flaps: &flaps, state: &state)
             }
             if Int.random(in: 0..<12, using: &tokens) == 0 {
                 await server.expireMessageChangeLogTokens()
