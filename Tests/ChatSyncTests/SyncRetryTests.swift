@@ -156,3 +156,79 @@ struct FlappingReconnectTests {
         return lookUps
     }
 }
+
+/// A catch-up of a connection that was lost while its request was in flight does not
+/// keep the next connection from catching the channel up. Before, the next reconnect
+/// skipped a channel whose catch-up still ran; the old one then stopped on its lost
+/// epoch, and its retry, asked for under that epoch, was dropped: the views missed what
+/// was posted while away until the app fetched.
+@Suite("A catch-up across reconnects", .capturingLogs)
+struct CatchUpAcrossReconnectsTests {
+    @Test func aCatchUpLeftFromTheLastConnectionDoesNotBlockTheNext() async throws {
+        var wrapper: CatchUpHolder?
+        let harness = try await Harness.make(
+            history: 5,
+            wrapping: { service in
+                let holder = CatchUpHolder(base: service)
+                wrapper = holder
+                return holder
+            })
+        let holder = try #require(wrapper)
+        let server = harness.server
+        let collection = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 30)
+        let recorder = EventRecorder()
+        await collection.setHandler(recorder)
+        await harness.online()
+        _ = try await collection.fetchSucceededMessages(.previous)
+        await harness.settle()
+        #expect(await collection.succeededMessages.count == 5)
+
+        // Away; back, with the catch-up's request held in flight; away and back again.
+        await server.setOnline(false, for: "alice")
+        await harness.settle()
+        for index in 0..<3 { try await server.post(.text("away \(index)"), from: "bob", to: Harness.channel) }
+        await holder.holdNextCatchUp()
+        await server.setOnline(true, for: "alice")
+        #expect(await eventually { await holder.isHolding }, "the first return's catch-up is in flight")
+        let engine = harness.manager.engine
+        let epoch = await engine.epoch
+        await server.setOnline(false, for: "alice")
+        #expect(await eventually { await engine.epoch > epoch }, "the break is handled")
+        for index in 3..<5 { try await server.post(.text("away \(index)"), from: "bob", to: Harness.channel) }
+        await server.setOnline(true, for: "alice")
+        #expect(await eventually { await engine.isOnline }, "the second return is handled")
+        await holder.release()
+        await harness.settle()
+
+        let truth = await server.messages(in: Harness.channel)
+        let shown = await checkInvariants(collection, recorder)
+        #expect(shown.map(\.messageId) == truth.map(\.messageId), "caught up without a fetch: \(shown.count) of \(truth.count)")
+        await harness.manager.close()
+    }
+}
+
+/// Holds the next request for newer messages (a catch-up) in flight until released, then
+/// passes it on.
+private actor CatchUpHolder: ForwardingChatService {
+    let base: any ChatService
+    private var holdsNext = false
+    private var held: CheckedContinuation<Void, Never>?
+
+    init(base: any ChatService) { self.base = base }
+
+    func holdNextCatchUp() { holdsNext = true }
+    var isHolding: Bool { held != nil }
+    func release() {
+        holdsNext = false
+        held?.resume()
+        held = nil
+    }
+
+    func fetchMessages(_ query: MessageQuery) async throws -> MessagePage {
+        if holdsNext, query.timestamp != .max, query.prevLimit == 0 {
+            holdsNext = false
+            await withCheckedContinuation { held = $0 }
+        }
+        return try await base.fetchMessages(query)
+    }
+}

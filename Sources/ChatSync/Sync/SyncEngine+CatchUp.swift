@@ -6,18 +6,26 @@ extension SyncEngine {
     /// messages but do not follow the live edge (yet). Does nothing offline or when a
     /// catch-up of that channel already runs.
     func startCatchUp(_ channelURL: String) {
-        guard isOnline, !catchingUp.contains(channelURL) else { return }
-        catchingUp.insert(channelURL)
-        runInBackground { engine in
-            let epochAtStart = await engine.epoch
-            var complete = true
-            do { complete = try await engine.catchUp(channelURL) } catch { await engine.logCatchUpFailure(channelURL, error) }
-            await engine.endCatchUp(channelURL)
-            if !complete { await engine.scheduleSyncRetry(attempt: 0, epoch: epochAtStart) }
-        }
+        let connection = epoch
+        guard isOnline, catchingUp[channelURL] != connection else { return }
+        catchingUp[channelURL] = connection
+        runInBackground { engine in await engine.runCatchUp(channelURL, epoch: connection) }
     }
 
-    func endCatchUp(_ channelURL: String) { catchingUp.remove(channelURL) }
+    /// A catch-up started in the connection `epoch`: its retry is asked for under that
+    /// epoch, the one it ran in (before, the epoch was read when the task ran, a hop
+    /// before the catch-up read its own).
+    private func runCatchUp(_ channelURL: String, epoch connection: Int) async {
+        var complete = true
+        do { complete = try await catchUp(channelURL, epoch: connection) } catch { logCatchUpFailure(channelURL, error) }
+        endCatchUp(channelURL, epoch: connection)
+        if !complete { scheduleSyncRetry(attempt: 0, epoch: connection) }
+    }
+
+    /// The catch-up of the connection `epoch` ended; a later connection's, running meanwhile, goes on.
+    func endCatchUp(_ channelURL: String, epoch connection: Int) {
+        if catchingUp[channelURL] == connection { catchingUp[channelURL] = nil }
+    }
 
     /// Asks for the channel's messages so that, over an unbroken connection, the channel
     /// goes live (and its fresh views with it): the newest page, or, once real-time
@@ -66,10 +74,10 @@ extension SyncEngine {
     /// follows the live edge, from the end of its chunk until the channel is live and
     /// the view joined to it, unless more than `hugeGapThreshold` messages are
     /// missing: then that view is told of a huge gap instead. Answers `false` when the
-    /// service did not answer.
+    /// service did not answer, or the connection `epoch` it was started for is gone.
     @discardableResult
-    func catchUp(_ channelURL: String) async throws -> Bool {
-        let epochAtStart = epoch
+    func catchUp(_ channelURL: String, epoch epochAtStart: Int) async throws -> Bool {
+        guard epoch == epochAtStart, isOnline else { return false }
         // Change logs first: views are about to be filled from the cache (Guarantees: Live updates and reconnect).
         guard try await applyChangeLogsIfDue(channelURL) else { return false }
         var fetched: [Int: Int] = [:]  // by view id

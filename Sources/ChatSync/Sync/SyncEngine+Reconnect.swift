@@ -43,10 +43,11 @@ extension SyncEngine {
                     complete = false
                     continue
                 }
-                if views(of: channelURL).contains(where: { $0.reachedNewest || $0.isFresh }), !catchingUp.contains(channelURL) {
-                    catchingUp.insert(channelURL)
-                    defer { catchingUp.remove(channelURL) }
-                    if try await !catchUp(channelURL) { complete = false }
+                let connection = epoch
+                if views(of: channelURL).contains(where: { $0.reachedNewest || $0.isFresh }), catchingUp[channelURL] != connection {
+                    catchingUp[channelURL] = connection
+                    defer { endCatchUp(channelURL, epoch: connection) }
+                    if try await !catchUp(channelURL, epoch: connection) { complete = false }
                 }
             } catch {
                 logger.warning("sync of \(channelURL) after reconnecting failed: \(error)")

@@ -34,8 +34,10 @@ actor SyncEngine {
     /// The open channel lists and how far the channel change logs are applied.
     var channelLists = ChannelListSync()
     var channels: [String: ChannelSyncState] = [:]
-    /// Channels with a catch-up running, so only one runs per channel.
-    var catchingUp: Set<String> = []
+    /// Channels with a catch-up running, each with the epoch it runs in, so only one runs
+    /// per channel and connection: one left from a lost connection stops at its next
+    /// request and does not keep the next connection's from running.
+    var catchingUp: [String: Int] = [:]
     /// The outbox's in-memory facts, beside its table.
     var outbox = OutboxBookkeeping()
     /// The user's queued edits and deletions, laid over every message a view shows.
