@@ -197,6 +197,10 @@ struct CatchUpAcrossReconnectsTests {
         for index in 3..<5 { try await server.post(.text("away \(index)"), from: "bob", to: Harness.channel) }
         await server.setOnline(true, for: "alice")
         #expect(await eventually { await engine.isOnline }, "the second return is handled")
+        // Its reconnect sync ends (the held catch-up's task is all that still runs) before
+        // the old catch-up is answered: otherwise the old one might end first and free
+        // the channel, and the test would not tell the fix from its absence.
+        #expect(await eventually { await engine.backgroundTaskCount == 1 }, "the second return's sync is over")
         await holder.release()
         await harness.settle()
 
