@@ -320,29 +320,35 @@ struct FreshViewNewestPageTests {
 /// request is in flight.
 private actor OlderPagesRefused: ForwardingChatService {
     let base: any ChatService
+    /// Answers what this wrapper does not refuse, holding a catch-up when told to.
+    private let catchUps: CatchUpHolder
     private(set) var refused = 0
     private var refusing = false
     private var holdsNext = false
-    private var holdsNextCatchUp = false
     private var held: CheckedContinuation<Void, Never>?
 
-    init(base: any ChatService) { self.base = base }
+    init(base: any ChatService) {
+        self.base = base
+        catchUps = CatchUpHolder(base: base)
+    }
 
     func setRefusing(_ refusing: Bool) { self.refusing = refusing }
     func holdNextRefusal() { holdsNext = true }
     /// Holds the next request for newer messages (a reconnect's catch-up), then answers it.
-    func holdNextCatchUp() { holdsNextCatchUp = true }
-    var isHolding: Bool { held != nil }
-    func release() {
+    func holdNextCatchUp() async { await catchUps.holdNextCatchUp() }
+    var isHolding: Bool {
+        get async {
+            if held != nil { return true }
+            return await catchUps.isHolding
+        }
+    }
+    func release() async {
         held?.resume()
         held = nil
+        await catchUps.release()
     }
 
     func fetchMessages(_ query: MessageQuery) async throws -> MessagePage {
-        if holdsNextCatchUp, query.timestamp != .max, query.prevLimit == 0 {
-            holdsNextCatchUp = false
-            await withCheckedContinuation { held = $0 }
-        }
         if refusing, query.timestamp != .max, query.prevLimit > 0 {
             if holdsNext {
                 holdsNext = false
@@ -351,6 +357,6 @@ private actor OlderPagesRefused: ForwardingChatService {
             refused += 1
             throw ChatServiceError.transient(.network, "refused by the test")
         }
-        return try await base.fetchMessages(query)
+        return try await catchUps.fetchMessages(query)
     }
 }

@@ -5,27 +5,30 @@ import Testing
 
 @testable import ChatSync
 
+/// A view of "general" (at most `limit` messages) holding the 5 messages of its history, online.
+private func followingView(
+    limit: Int = 10, configure: (inout SyncManagerOptions) -> Void = { _ in },
+    wrapping wrap: ((any ChatService) -> any ChatService)? = nil
+) async throws -> (Harness, MessageCollection, EventRecorder) {
+    let harness = try await Harness.make(history: 5, configure: configure, wrapping: wrap)
+    let collection = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: limit)
+    let recorder = EventRecorder()
+    await collection.setHandler(recorder)
+    await harness.online()
+    _ = try await collection.fetchSucceededMessages(.previous)
+    await harness.settle()
+    #expect(await collection.succeededMessages.count == 5)
+    return (harness, collection, recorder)
+}
+
 /// A sync after reconnecting that the service does not answer is tried again with
 /// backoff (found by the simulation soak, seed 2416: a deletion made while offline
 /// stayed in the view because the change-log request after reconnecting was lost).
 @Suite("Sync retries", .capturingLogs)
 struct SyncRetryTests {
-    /// A view of "general" holding the 5 messages of its history, online.
-    private func followingView(_ clock: TestClock<Duration>) async throws -> (Harness, MessageCollection, EventRecorder) {
-        let harness = try await Harness.make(history: 5) { $0.clock = clock }
-        let collection = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 10)
-        let recorder = EventRecorder()
-        await collection.setHandler(recorder)
-        await harness.online()
-        _ = try await collection.fetchSucceededMessages(.previous)
-        await harness.settle()
-        #expect(await collection.succeededMessages.count == 5)
-        return (harness, collection, recorder)
-    }
-
     @Test func aLostReconnectSyncIsRetriedAfterABackoff() async throws {
         let clock = TestClock()
-        let (harness, collection, recorder) = try await followingView(clock)
+        let (harness, collection, recorder) = try await followingView { $0.clock = clock }
         let server = harness.server
         await server.setOnline(false, for: "alice")
         await harness.settle()
@@ -49,7 +52,7 @@ struct SyncRetryTests {
 
     @Test func retriesAreBoundedAndAFetchStartsOver() async throws {
         let clock = TestClock()
-        let (harness, collection, _) = try await followingView(clock)
+        let (harness, collection, _) = try await followingView { $0.clock = clock }
         let server = harness.server
         await server.setOnline(false, for: "alice")
         await harness.settle()
@@ -166,8 +169,8 @@ struct FlappingReconnectTests {
 struct CatchUpAcrossReconnectsTests {
     @Test func aCatchUpLeftFromTheLastConnectionDoesNotBlockTheNext() async throws {
         var wrapper: CatchUpHolder?
-        let harness = try await Harness.make(
-            history: 5,
+        let (harness, collection, recorder) = try await followingView(
+            limit: 30,
             wrapping: { service in
                 let holder = CatchUpHolder(base: service)
                 wrapper = holder
@@ -175,13 +178,6 @@ struct CatchUpAcrossReconnectsTests {
             })
         let holder = try #require(wrapper)
         let server = harness.server
-        let collection = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 30)
-        let recorder = EventRecorder()
-        await collection.setHandler(recorder)
-        await harness.online()
-        _ = try await collection.fetchSucceededMessages(.previous)
-        await harness.settle()
-        #expect(await collection.succeededMessages.count == 5)
 
         // Away; back, with the catch-up's request held in flight; away and back again.
         await server.setOnline(false, for: "alice")
@@ -208,31 +204,5 @@ struct CatchUpAcrossReconnectsTests {
         let shown = await checkInvariants(collection, recorder)
         #expect(shown.map(\.messageId) == truth.map(\.messageId), "caught up without a fetch: \(shown.count) of \(truth.count)")
         await harness.manager.close()
-    }
-}
-
-/// Holds the next request for newer messages (a catch-up) in flight until released, then
-/// passes it on.
-private actor CatchUpHolder: ForwardingChatService {
-    let base: any ChatService
-    private var holdsNext = false
-    private var held: CheckedContinuation<Void, Never>?
-
-    init(base: any ChatService) { self.base = base }
-
-    func holdNextCatchUp() { holdsNext = true }
-    var isHolding: Bool { held != nil }
-    func release() {
-        holdsNext = false
-        held?.resume()
-        held = nil
-    }
-
-    func fetchMessages(_ query: MessageQuery) async throws -> MessagePage {
-        if holdsNext, query.timestamp != .max, query.prevLimit == 0 {
-            holdsNext = false
-            await withCheckedContinuation { held = $0 }
-        }
-        return try await base.fetchMessages(query)
     }
 }
