@@ -24,6 +24,9 @@ struct RarePaths {
     /// Views whose gap report is expected (`true`) or ruled out (`false`) after the last
     /// "away" step, with their gap reports before it.
     private var gapExpected: [Int: (expected: Bool, before: Int)] = [:]
+    /// A step counted what the views miss and expects their gap reports at the next check:
+    /// other steps must not add to what they miss before it.
+    var awaitsGapReports: Bool { !gapExpected.isEmpty }
 
     /// Before the connection breaks. A fresh view (never followed yet) starts following
     /// once the channel is proven live after the reconnect: what arrived before that and

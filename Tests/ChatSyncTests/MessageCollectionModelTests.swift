@@ -29,15 +29,26 @@ struct MessageCollectionModelTests {
         var bursts = SeededGenerator(seed: seed &+ 11_000_000)
         // Change-log tokens the server no longer honours, drawn apart too.
         var tokens = SeededGenerator(seed: seed &+ 12_000_000)
+        // A reconnect's catch-up held in flight across a second break and return, drawn apart too.
+        var reconnects = SeededGenerator(seed: seed &+ 14_000_000)
         let capacity = Int.random(in: 0..<4, using: &capacities) == 0 ? nil : 200
         let stepSize = Int.random(in: 1...40, using: &capacities)
-        let harness = try await Harness.make(seed: seed) {
-            $0.messageStoreCapacity = capacity
-            $0.syncBatchSize = Int.random(in: 1...12, using: &random)
-            $0.hugeGapThreshold = 25
-            $0.messageCollectionCapacity = 200
-            $0.logger = Logger(label: "seed-\(seed)")
-        }
+        var wrapper: CatchUpHolder?
+        let harness = try await Harness.make(
+            seed: seed,
+            configure: {
+                $0.messageStoreCapacity = capacity
+                $0.syncBatchSize = Int.random(in: 1...12, using: &random)
+                $0.hugeGapThreshold = 25
+                $0.messageCollectionCapacity = 200
+                $0.logger = Logger(label: "seed-\(seed)")
+            },
+            wrapping: { service in
+                let holder = CatchUpHolder(base: service)
+                wrapper = holder
+                return holder
+            })
+        let holder = try #require(wrapper)
         // Small steps, so that a trim yields often and the views fetch and move between its steps.
         await harness.manager.engine.setEvictionStepSize(stepSize)
         let server = harness.server
@@ -143,6 +154,9 @@ struct MessageCollectionModelTests {
             if Int.random(in: 0..<3, using: &paths) == 0 {
                 try await rare.walk(
                     harness, &subjects, online: online, running: running, random: &paths, log: &log)
+            }
+            if online, running, !rare.awaitsGapReports, Int.random(in: 0..<6, using: &reconnects) == 0 {
+                try await Self.catchUpHeldAcrossAReconnect(harness, holder, subjects, &rare, random: &reconnects, log: &log)
             }
             await reappearingScreen(subjects, random: &screens, log: &log)
             await harness.settle()
