@@ -6,10 +6,19 @@ extension SyncEngine {
     /// messages but do not follow the live edge (yet). Does nothing offline or when a
     /// catch-up of that channel already runs.
     func startCatchUp(_ channelURL: String) {
-        let connection = epoch
-        guard isOnline, catchingUp[channelURL] != connection else { return }
-        catchingUp[channelURL] = connection
+        guard let connection = claimCatchUp(channelURL) else { return }
         runInBackground { engine in await engine.runCatchUp(channelURL, epoch: connection) }
+    }
+
+    /// Marks the channel as being caught up in the current connection and answers that
+    /// connection's epoch, or `nil` offline or when this connection catches it up already
+    /// (one left from a lost connection does not count: the new one runs beside it).
+    /// The caller runs ``catchUp(_:epoch:)`` and then ``endCatchUp(_:epoch:)``.
+    func claimCatchUp(_ channelURL: String) -> Int? {
+        let connection = epoch
+        guard isOnline, catchingUp[channelURL] != connection else { return nil }
+        catchingUp[channelURL] = connection
+        return connection
     }
 
     /// A catch-up started in the connection `epoch`: its retry is asked for under that

@@ -43,9 +43,7 @@ extension SyncEngine {
                     complete = false
                     continue
                 }
-                let connection = epoch
-                if views(of: channelURL).contains(where: { $0.reachedNewest || $0.isFresh }), catchingUp[channelURL] != connection {
-                    catchingUp[channelURL] = connection
+                if views(of: channelURL).contains(where: { $0.reachedNewest || $0.isFresh }), let connection = claimCatchUp(channelURL) {
                     defer { endCatchUp(channelURL, epoch: connection) }
                     if try await !catchUp(channelURL, epoch: connection) { complete = false }
                 }
