@@ -101,17 +101,22 @@ extension SyncEngine {
             if let wait {
                 do { try await wait() } catch { return }
             }
-            guard await engine.isStillAwaiting(sent, since: epochAtStart) else { return }
-            let found: [Message]?
-            do {
-                found = try await engine.requestUnlessTransient {
-                    try await $0.lookUpMessages(channelURL: sent.channelURL, reqIds: [sent.reqId])
-                }
-            } catch {
-                return  // refused for good: the echo, a newer message or a broken connection ends the wait
-            }
-            await engine.settleAwaitedAnswer(sent, found: found, attempt: attempt)
+            await engine.checkAwaitedAnswer(sent, since: epochAtStart, attempt: attempt)
         }
+    }
+
+    /// Looks `sent` up unless it stopped waiting for its echo in the connection that began
+    /// waiting. The check and the request start in one turn of the engine, so a connection
+    /// lost and back in between cannot slip past the check.
+    private func checkAwaitedAnswer(_ sent: Message, since epochAtStart: Int, attempt: Int) async {
+        guard isStillAwaiting(sent, since: epochAtStart) else { return }
+        let found: [Message]?
+        do {
+            found = try await requestUnlessTransient { try await $0.lookUpMessages(channelURL: sent.channelURL, reqIds: [sent.reqId]) }
+        } catch {
+            return  // refused for good: the echo, a newer message or a broken connection ends the wait
+        }
+        settleAwaitedAnswer(sent, found: found, attempt: attempt)
     }
 
     /// Whether `sent` still waits for its echo in the connection that began waiting.
