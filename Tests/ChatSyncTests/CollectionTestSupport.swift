@@ -31,6 +31,23 @@ struct Harness {
         return Harness(server: server, manager: manager, path: databasePath, options: options, wrappedService: wrapped)
     }
 
+    /// ``make(history:seed:databasePath:configure:wrapping:)`` with alice's service wrapped
+    /// by `wrapper` (faults, holds, counts), and that wrapper, for the test to steer.
+    static func makeWrapped<Wrapper: ChatService>(
+        history: Int = 0, seed: UInt64 = 0, configure: (inout SyncManagerOptions) -> Void = { _ in },
+        wrapper makeWrapper: @escaping (any ChatService) -> Wrapper
+    ) async throws -> (Harness, Wrapper) {
+        var made: Wrapper?
+        let harness = try await make(
+            history: history, seed: seed, configure: configure,
+            wrapping: { service in
+                let wrapper = makeWrapper(service)
+                made = wrapper
+                return wrapper
+            })
+        return (harness, try #require(made))
+    }
+
     /// Closes the manager and opens a new one on the same database, as an app relaunch does.
     mutating func relaunch() async throws {
         await manager.close()

@@ -30,19 +30,13 @@ struct FreshViewNewestPageGeneratedTests {
 
     private static func schedule(_ seed: UInt64) async throws {
         var random = SeededGenerator(seed: seed)
-        var wrapper: OlderPageFaults?
-        let harness = try await Harness.make(
+        let (harness, olderPages) = try await Harness.makeWrapped(
             seed: seed,
             configure: {
                 $0.syncBatchSize = Int.random(in: 1...6, using: &random)
                 $0.logger = Logger(label: "fresh-\(seed)")
             },
-            wrapping: { service in
-                let faults = OlderPageFaults(base: service)
-                wrapper = faults
-                return faults
-            })
-        let olderPages = try #require(wrapper)
+            wrapper: OlderPageFaults.init(base:))
         let tries = LockedState<[TryKey: Int]>([:])
         await harness.manager.engine.setNewestPageTryWitness { view, epoch in
             tries.withLock { $0[TryKey(view: view, epoch: epoch), default: 0] += 1 }

@@ -79,15 +79,8 @@ struct FreshViewNewestPageTests {
     }
 
     @Test func whenTheFillIsNotAnsweredTheViewKeepsWhatItGotAndTheAppsNextFetchGoesOn() async throws {
-        var wrapper: OlderPagesRefused?
-        let harness = try await Harness.make(
-            configure: { $0.syncBatchSize = 3 },
-            wrapping: { service in
-                let refusing = OlderPagesRefused(base: service)
-                wrapper = refusing
-                return refusing
-            })
-        let refusing = try #require(wrapper)
+        let (harness, refusing) = try await Harness.makeWrapped(
+            configure: { $0.syncBatchSize = 3 }, wrapper: OlderPagesRefused.init(base:))
         let server = harness.server
         let (carol, events) = try await Self.carolsViewOpenedOffline(harness, limit: 5)
         await refusing.setRefusing(true)
@@ -298,18 +291,12 @@ struct FreshViewNewestPageTests {
     /// Alice's manager, not yet running, on `clock`, talking through a service that
     /// refuses older pages when told to.
     private static func harnessRefusingOlderPages(_ clock: TestClock<Duration>) async throws -> (Harness, OlderPagesRefused) {
-        var wrapper: OlderPagesRefused?
-        let harness = try await Harness.make(
+        try await Harness.makeWrapped(
             configure: {
                 $0.syncBatchSize = 3
                 $0.clock = clock
             },
-            wrapping: { service in
-                let refusing = OlderPagesRefused(base: service)
-                wrapper = refusing
-                return refusing
-            })
-        return (harness, try #require(wrapper))
+            wrapper: OlderPagesRefused.init(base:))
     }
 }
 

@@ -33,8 +33,7 @@ struct MessageCollectionModelTests {
         var reconnects = SeededGenerator(seed: seed &+ 14_000_000)
         let capacity = Int.random(in: 0..<4, using: &capacities) == 0 ? nil : 200
         let stepSize = Int.random(in: 1...40, using: &capacities)
-        var wrapper: CatchUpHolder?
-        let harness = try await Harness.make(
+        let (harness, holder) = try await Harness.makeWrapped(
             seed: seed,
             configure: {
                 $0.messageStoreCapacity = capacity
@@ -43,12 +42,7 @@ struct MessageCollectionModelTests {
                 $0.messageCollectionCapacity = 200
                 $0.logger = Logger(label: "seed-\(seed)")
             },
-            wrapping: { service in
-                let holder = CatchUpHolder(base: service)
-                wrapper = holder
-                return holder
-            })
-        let holder = try #require(wrapper)
+            wrapper: CatchUpHolder.init(base:))
         // Small steps, so that a trim yields often and the views fetch and move between its steps.
         await harness.manager.engine.setEvictionStepSize(stepSize)
         let server = harness.server
