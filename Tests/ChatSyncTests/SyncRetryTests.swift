@@ -183,21 +183,10 @@ struct CatchUpAcrossReconnectsTests {
         await server.setOnline(false, for: "alice")
         await harness.settle()
         for index in 0..<3 { try await server.post(.text("away \(index)"), from: "bob", to: Harness.channel) }
-        await holder.holdNextCatchUp()
-        await server.setOnline(true, for: "alice")
-        #expect(await eventually { await holder.isHolding }, "the first return's catch-up is in flight")
-        let engine = harness.manager.engine
-        let epoch = await engine.epoch
-        await server.setOnline(false, for: "alice")
-        #expect(await eventually { await engine.epoch > epoch }, "the break is handled")
-        for index in 3..<5 { try await server.post(.text("away \(index)"), from: "bob", to: Harness.channel) }
-        await server.setOnline(true, for: "alice")
-        #expect(await eventually { await engine.isOnline }, "the second return is handled")
-        // Its reconnect sync ends (the held catch-up's task is all that still runs) before
-        // the old catch-up is answered: otherwise the old one might end first and free
-        // the channel, and the test would not tell the fix from its absence.
-        #expect(await eventually { await engine.backgroundTaskCount == 1 }, "the second return's sync is over")
-        await holder.release()
+        let run = try await harness.returnWithCatchUpHeld(holder) {
+            for index in 3..<5 { try await server.post(.text("away \(index)"), from: "bob", to: Harness.channel) }
+        }
+        #expect(run.complete, "the catch-up was held across the second break and return: \(run)")
         await harness.settle()
 
         let truth = await server.messages(in: Harness.channel)
