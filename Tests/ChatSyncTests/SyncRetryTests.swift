@@ -5,12 +5,19 @@ import Testing
 
 @testable import ChatSync
 
-/// A view of "general" (at most `limit` messages) holding the 5 messages of its history, online.
+/// A view of "general" (at most `limit` messages) holding the 5 messages of its history,
+/// online, in a harness made with `configure`.
 private func followingView(
-    limit: Int = 10, configure: (inout SyncManagerOptions) -> Void = { _ in },
-    wrapping wrap: ((any ChatService) -> any ChatService)? = nil
+    limit: Int = 10, configure: (inout SyncManagerOptions) -> Void = { _ in }
 ) async throws -> (Harness, MessageCollection, EventRecorder) {
-    let harness = try await Harness.make(history: 5, configure: configure, wrapping: wrap)
+    let harness = try await Harness.make(history: 5, configure: configure)
+    let (collection, recorder) = try await followingView(in: harness, limit: limit)
+    return (harness, collection, recorder)
+}
+
+/// A view of "general" (at most `limit` messages) in `harness`, whose channel holds a
+/// history of 5 messages, fetched with the manager online.
+private func followingView(in harness: Harness, limit: Int) async throws -> (MessageCollection, EventRecorder) {
     let collection = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: limit)
     let recorder = EventRecorder()
     await collection.setHandler(recorder)
@@ -18,7 +25,7 @@ private func followingView(
     _ = try await collection.fetchSucceededMessages(.previous)
     await harness.settle()
     #expect(await collection.succeededMessages.count == 5)
-    return (harness, collection, recorder)
+    return (collection, recorder)
 }
 
 /// A sync after reconnecting that the service does not answer is tried again with
@@ -168,15 +175,8 @@ struct FlappingReconnectTests {
 @Suite("A catch-up across reconnects", .capturingLogs)
 struct CatchUpAcrossReconnectsTests {
     @Test func aCatchUpLeftFromTheLastConnectionDoesNotBlockTheNext() async throws {
-        var wrapper: CatchUpHolder?
-        let (harness, collection, recorder) = try await followingView(
-            limit: 30,
-            wrapping: { service in
-                let holder = CatchUpHolder(base: service)
-                wrapper = holder
-                return holder
-            })
-        let holder = try #require(wrapper)
+        let (harness, holder) = try await Harness.makeWrapped(history: 5, wrapper: CatchUpHolder.init(base:))
+        let (collection, recorder) = try await followingView(in: harness, limit: 30)
         let server = harness.server
 
         // Away; back, with the catch-up's request held in flight; away and back again.
