@@ -11,6 +11,8 @@ import Testing
 struct MessageCollectionModelTests {
     /// How many seeds CI runs; `MODEL_SEEDS=N` runs more.
     static let seeds = ScheduleSeeds.model.all
+    /// Who posts in the schedules.
+    static let senders = ["bob", "carol", "alice"]
 
     @Test(arguments: seeds)
     func randomSchedulesKeepEveryGuarantee(seed: UInt64) async throws {
@@ -31,6 +33,8 @@ struct MessageCollectionModelTests {
         var tokens = SeededGenerator(seed: seed &+ 12_000_000)
         // A reconnect's catch-up held in flight across a second break and return, drawn apart too.
         var reconnects = SeededGenerator(seed: seed &+ 14_000_000)
+        // Breaks and returns among a queued burst's posts, drawn apart too.
+        var flaps = SeededGenerator(seed: seed &+ 15_000_000)
         let capacity = Int.random(in: 0..<4, using: &capacities) == 0 ? nil : 200
         let stepSize = Int.random(in: 1...40, using: &capacities)
         let (harness, holder) = try await Harness.makeWrapped(
@@ -46,7 +50,7 @@ struct MessageCollectionModelTests {
         // Small steps, so that a trim yields often and the views fetch and move between its steps.
         await harness.manager.engine.setEvictionStepSize(stepSize)
         let server = harness.server
-        let senders = ["bob", "carol", "alice"]
+        let senders = Self.senders
         for index in 0..<Int.random(in: 0...150, using: &random) {
             let params: MessageParams = index % 5 == 0 ? .custom(customType: "poll", data: "") : .text("h\(index)")
             try await server.post(params, from: senders[Int.random(in: 0...2, using: &random)], to: Harness.channel)
@@ -119,9 +123,9 @@ struct MessageCollectionModelTests {
                 }
             }
             if Int.random(in: 0..<5, using: &bursts) == 0 {
-                try await harness.withEventsQueued {
-                    log.append(try await LiveBurst.others(server, channels: [Harness.channel], senders: senders, random: &bursts))
-                }
+                try await Self.queuedBurst(
+                    harness, subjects, &rare, flapping: online && running && !rare.awaitsGapReports, random: &bursts,
+                    flaps: &flaps, log: &log)
             }
             if Int.random(in: 0..<4, using: &writes) == 0, let target = all.filter({ $0.senderId == "alice" }).randomElement(using: &writes)
             {
