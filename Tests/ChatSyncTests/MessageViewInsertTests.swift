@@ -8,12 +8,25 @@ import Testing
 /// message takes the careful path. Both must end in the same list and events.
 @Suite("MessageView insert")
 struct MessageViewInsertTests {
-    private func makeView(capacity: Int = 1_000) -> (MessageView, FirstEventStream<MessageCollectionEvent>) {
+    private func makeView(
+        capacity: Int = 1_000, pendingWrites: PendingWrites = PendingWrites()
+    ) -> (MessageView, FirstEventStream<MessageCollectionEvent>) {
         let events = FirstEventStream<MessageCollectionEvent>(unreadLimit: 1_000)
         let view = MessageView(
             id: 1, channelURL: "c", filter: MessageFilter(), viewpoint: .max, limit: 50, capacity: capacity,
-            pendingWrites: PendingWrites(), events: events)
+            pendingWrites: pendingWrites, events: events)
         return (view, events)
+    }
+
+    /// The user's queued writes: an edit of each id in `edits` (to "queued edit") and a
+    /// deletion of each id in `deletions`.
+    private func queued(edits: [Int64] = [], deletions: [Int64] = []) -> PendingWrites {
+        let writes = PendingWrites()
+        let operations =
+            edits.map { OutboxOperation(id: "edit-\($0)", kind: .edit, channelURL: "c", messageId: $0, text: "queued edit") }
+            + deletions.map { OutboxOperation(id: "delete-\($0)", kind: .deletion, channelURL: "c", messageId: $0) }
+        for (seq, operation) in operations.enumerated() { writes.add(QueuedOperation(operation: operation, seq: Int64(seq), attempts: 0)) }
+        return writes
     }
 
     /// Every event emitted so far (the stream is ended first).
@@ -105,5 +118,82 @@ struct MessageViewInsertTests {
         #expect(view.succeeded.map(\.messageId) == [1, 2, 3])
         #expect(!view.contains(messageId: 4) && !view.contains(messageId: 5))
         #expect(await emitted(events) == ["insert [4, 5]", "insert [1, 2, 3]", "remove [4, 5]"])
+    }
+
+    @Test func aQueuedEditShowsInThePageAndItsEvent() async {
+        let (view, events) = makeView(pendingWrites: queued(edits: [2]))
+        #expect(view.insert(page([1, 2, 3]), growing: .previous) == 3)
+        #expect(view.succeeded.map(\.text) == ["m1", "queued edit", "m3"])
+        #expect(view.succeeded.map(\.isEditPending) == [false, true, false])
+        let all = await allEvents(events)
+        guard case .succeeded(.insert, let inserted)? = all.first else {
+            Issue.record("the first event is \(String(describing: all.first))")
+            return
+        }
+        #expect(inserted.map(\.text) == ["m1", "queued edit", "m3"])
+    }
+
+    @Test func aQueuedDeletionStaysOutButTheViewCoversItsPlace() async {
+        let (view, events) = makeView(pendingWrites: queued(deletions: [1, 3]))
+        #expect(view.insert(page([1, 2, 3]), growing: .previous) == 1)
+        #expect(view.succeeded.map(\.messageId) == [2])
+        #expect(!view.contains(messageId: 1) && !view.contains(messageId: 3))
+        // The next fetch reads past the deleted messages instead of serving them again.
+        #expect(view.lowerBound == MessageKey(createdAt: 10, messageId: 1))
+        #expect(view.upperBound == MessageKey(createdAt: 30, messageId: 3))
+        #expect(await emitted(events) == ["insert [2]"])
+    }
+
+    @Test func aPageOfOnlyQueuedDeletionsInsertsNothingButMovesTheBounds() async {
+        let (view, events) = makeView(pendingWrites: queued(deletions: [1, 2]))
+        #expect(view.insert(page([1, 2]), growing: .previous) == 0)
+        #expect(view.succeeded.isEmpty)
+        #expect(view.lowerBound == MessageKey(createdAt: 10, messageId: 1))
+        #expect(view.upperBound == MessageKey(createdAt: 20, messageId: 2))
+        #expect(await emitted(events).isEmpty)
+    }
+
+    @Test func aMessageAServiceMovedInTimeTakesItsNewPlaceOnce() async {
+        let (view, events) = makeView()
+        view.insert(page([1, 2, 3]), growing: .previous)
+        let moved = makeMessage(2, at: 35, text: "moved")
+        #expect(view.insert([moved], growing: .next) == 1)
+        #expect(view.succeeded.map(\.messageId) == [1, 3, 2])
+        #expect(view.succeeded.last?.text == "moved")
+        #expect(view.contains(messageId: 2))
+        #expect(await emitted(events) == ["insert [1, 2, 3]", "remove [2]", "insert [2]"])
+    }
+
+    /// As the store does (its upsert never takes an older version) and as a service page
+    /// is cleaned (`SyncEngine.sanitized`): the newest copy wins, and of equal ones the later.
+    @Test func aPageRepeatingAnIdWithDifferentContentKeepsTheNewestCopy() async {
+        let (view, events) = makeView()
+        var older = makeMessage(2, at: 20, text: "first version")
+        older.updatedAt = 5
+        var newer = makeMessage(2, at: 20, text: "second version")
+        newer.updatedAt = 9
+        #expect(view.insert(page([1]) + [older, newer] + page([3]), growing: .previous) == 3)
+        #expect(view.succeeded.map(\.text) == ["m1", "second version", "m3"])
+        view.insert([older, newer], growing: .next)
+        #expect(view.succeeded.map(\.text) == ["m1", "second version", "m3"])
+        var tie = makeMessage(2, at: 20, text: "same time, later in the page")
+        tie.updatedAt = 9
+        view.insert([newer, tie], growing: .next)
+        #expect(view.succeeded.map(\.text) == ["m1", "same time, later in the page", "m3"])
+        #expect(await emitted(events) == ["insert [1, 2, 3]", "update [2]"])
+    }
+
+    @Test func aFirstPageLargerThanCapacityKeepsTheEndItGrewTowards() async {
+        let (older, olderEvents) = makeView(capacity: 2)
+        #expect(older.insert(page([1, 2, 3, 4]), growing: .previous) == 4)
+        #expect(older.succeeded.map(\.messageId) == [1, 2])
+        #expect(older.upperBound == MessageKey(createdAt: 20, messageId: 2))
+        #expect(await emitted(olderEvents) == ["insert [1, 2, 3, 4]", "remove [3, 4]"])
+        let (newer, newerEvents) = makeView(capacity: 2)
+        newer.insert(page([1, 2, 3, 4]), growing: .next)
+        #expect(newer.succeeded.map(\.messageId) == [3, 4])
+        #expect(newer.lowerBound == MessageKey(createdAt: 30, messageId: 3))
+        #expect(!newer.contains(messageId: 1) && newer.contains(messageId: 4))
+        #expect(await emitted(newerEvents) == ["insert [1, 2, 3, 4]", "remove [1, 2]"])
     }
 }

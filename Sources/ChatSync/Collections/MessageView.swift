@@ -174,7 +174,12 @@ final class MessageView {
         // Sized once: a page of fifty grew each of these six or seven times.
         fresh.reserveCapacity(messages.count)
         seen.reserveCapacity(messages.count)
-        for message in messages where seen.insert(message.messageId).inserted {
+        // Of an id the page repeats, its newest copy counts (of equal ones the later), as in
+        // the store, whose upsert never takes an older version: before, the first copy did,
+        // and a view could show an older text than the cache held.
+        let newest = Self.newestCopies(in: messages)
+        for listed in messages where seen.insert(listed.messageId).inserted {
+            let message = newest[listed.messageId] ?? listed
             guard succeededIds.contains(message.messageId) else {
                 fresh.append(message)
                 continue
@@ -194,6 +199,16 @@ final class MessageView {
         succeededIds.reserveCapacity(succeededIds.count + fresh.count)
         for message in fresh { succeededIds.insert(message.messageId) }
         return (fresh, updated)
+    }
+
+    /// The newest copy of each id of `messages` (of equal ones the later).
+    private static func newestCopies(in messages: [Message]) -> [Int64: Message] {
+        var copies: [Int64: Message] = [:]
+        copies.reserveCapacity(messages.count)
+        for message in messages where (copies[message.messageId]?.updatedAt ?? .min) <= message.updatedAt {
+            copies[message.messageId] = message
+        }
+        return copies
     }
 
     /// Replaces held messages by id; answers those replaced.
