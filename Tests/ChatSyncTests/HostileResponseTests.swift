@@ -31,6 +31,8 @@ struct HostileResponseTests {
     /// Runs one schedule; answers how many answers were corrupted.
     private func runSchedule(seed: UInt64) async throws -> Int {
         var random = SeededGenerator(seed: seed &+ 7_000_000)
+        // Bob's bursts queued behind a busy engine, drawn apart so the other steps stay as they were.
+        var bursts = SeededGenerator(seed: seed &+ 16_000_000)
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
         let server = SimulatedChatServer(seed: seed)
@@ -104,6 +106,14 @@ struct HostileResponseTests {
                 log.append("reset to \(target)")
                 try await subject.collection.resetViewpointTimestamp(target)
             }
+            if Int.random(in: 0..<4, using: &bursts) == 0 {
+                // Handled as one stretch, corrupted copies of its events among the real ones.
+                let count = Int.random(in: 2...6, using: &bursts)
+                log.append("bob posts \(count) while the engine is busy")
+                try await harness.withEventsQueued {
+                    for index in 0..<count { try await server.post(.text("q\(step).\(index)"), from: "bob", to: Harness.channel) }
+                }
+            }
             await harness.settle(extraEvents: { await hostile.addedEvents })
             try await check(harness, subjects, sent: sent, context: context(step))
         }
@@ -150,6 +160,14 @@ struct HostileResponseTests {
             #expect(
                 succeeded.allSatisfy { subject.filter.matches($0) && $0.channelURL == Harness.channel && $0.messageId > 0 },
                 "a view holds a foreign or malformed message: \(context)")
+            // What a view shows is what the cache holds, also when a stretch of real-time
+            // events repeats a message with other content (the newest copy wins in both).
+            let differing = try succeeded.filter { shown in
+                guard !shown.isEditPending else { return false }
+                let cached = try harness.manager.engine.store.message(channelURL: Harness.channel, messageId: shown.messageId)
+                return cached.map { $0.text != shown.text || $0.updatedAt != shown.updatedAt } ?? false
+            }
+            #expect(differing.isEmpty, "a view shows other content than the cache holds: \(differing.map(\.messageId)) \(context)")
         }
         let (badRows, badChunks) = try harness.manager.engine.store.read { db in
             (
