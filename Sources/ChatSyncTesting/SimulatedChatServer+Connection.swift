@@ -1,0 +1,83 @@
+import ChatSync
+
+// MARK: - Connection and real-time events
+
+extension SimulatedChatServer {
+    /// Drops (`false`) or restores (`true`) a user's connection. While offline their
+    /// requests fail with a transient `network` error, they receive no real-time
+    /// events, and their event streams report the change.
+    public func setOnline(_ online: Bool, for userId: String) {
+        let wasOnline = !offlineUsers.contains(userId)
+        guard online != wasOnline else { return }
+        if online { offlineUsers.remove(userId) } else { offlineUsers.insert(userId) }
+        for (id, continuation) in subscribers[userId] ?? [:] {
+            deliver(.connectionChanged(online ? .online : .offline), to: continuation, subscription: id)
+        }
+    }
+
+    /// Whether a user is connected.
+    public func isOnline(_ userId: String) -> Bool { !offlineUsers.contains(userId) }
+
+    func subscribe(_ userId: String) -> AsyncStream<ServiceEvent> {
+        let (stream, continuation) = AsyncStream<ServiceEvent>.makeStream()
+        let id = nextSubscriberId
+        nextSubscriberId += 1
+        subscribers[userId, default: [:]][id] = continuation
+        newestSubscription[userId] = id
+        deliver(.connectionChanged(isOnline(userId) ? .online : .offline), to: continuation, subscription: id)
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.unsubscribe(userId, id) }
+        }
+        return stream
+    }
+
+    private func unsubscribe(_ userId: String, _ id: UInt64) {
+        subscribers[userId]?[id] = nil
+        enqueuedCounts[id] = nil
+    }
+
+    func broadcast(_ event: ServiceEvent, to users: [String]) {
+        var event = event
+        if !eventsCarryReqId, case .messageReceived(var message) = event {
+            message.reqId = ""
+            event = .messageReceived(message)
+        }
+        for user in Set(users).sorted() where !offlineUsers.contains(user) {
+            if heldEvents[user] != nil {
+                heldEvents[user]?.append(event)
+                continue
+            }
+            for (id, continuation) in subscribers[user] ?? [:] { deliver(event, to: continuation, subscription: id) }
+        }
+    }
+
+    /// Holds the real-time events meant for `userId` (a slow socket): they are delivered,
+    /// in order, by ``releaseEvents(for:)``. Connection changes are not held.
+    public func holdEvents(for userId: String) {
+        if heldEvents[userId] == nil { heldEvents[userId] = [] }
+    }
+
+    /// Delivers the events held for `userId` and stops holding them.
+    public func releaseEvents(for userId: String) {
+        guard let held = heldEvents.removeValue(forKey: userId) else { return }
+        for event in held { broadcast(event, to: [userId]) }
+    }
+
+    /// Whether real-time copies of new messages carry their `reqId` (`true` at first).
+    /// Many real backends echo a message without it; the sender's answer and look-ups
+    /// by `reqId` still carry it.
+    public func setEventsCarryReqId(_ carry: Bool) {
+        eventsCarryReqId = carry
+    }
+
+    private func deliver(_ event: ServiceEvent, to continuation: AsyncStream<ServiceEvent>.Continuation, subscription: UInt64) {
+        if case .enqueued = continuation.yield(event) { enqueuedCounts[subscription, default: 0] += 1 }
+    }
+
+    /// How many events the user's newest event subscription has been given, its first
+    /// connection event included. A test compares it with what its client has handled
+    /// to know that every real-time event has been applied.
+    public func deliveredEventCount(for userId: String) -> Int {
+        newestSubscription[userId].flatMap { enqueuedCounts[$0] } ?? 0
+    }
+}
