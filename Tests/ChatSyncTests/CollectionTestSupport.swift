@@ -11,6 +11,8 @@ struct Harness {
     var options: SyncManagerOptions
     /// A service wrapping alice's (faults, logs) that relaunches keep; `nil`: alice's own.
     var wrappedService: (any ChatService)? = nil
+    /// Overlapping passes of the reconnect sync, over every manager the harness opened.
+    let syncPassOverlaps = SyncPassOverlaps()
     static let channel = "general"
 
     /// - Parameter history: messages bob posts before alice's manager opens, 1 ms apart.
@@ -28,7 +30,9 @@ struct Harness {
         let wrapped = wrap?(server.service(for: "alice"))
         let service = wrapped ?? server.service(for: "alice")
         let manager = try await SyncManager(userId: "alice", service: service, databasePath: databasePath, options: options)
-        return Harness(server: server, manager: manager, path: databasePath, options: options, wrappedService: wrapped)
+        let harness = Harness(server: server, manager: manager, path: databasePath, options: options, wrappedService: wrapped)
+        await harness.syncPassOverlaps.watch(manager)
+        return harness
     }
 
     /// ``make(history:seed:databasePath:configure:wrapping:)`` with alice's service wrapped
@@ -58,6 +62,7 @@ struct Harness {
     mutating func reopen() async throws {
         let service = wrappedService ?? server.service(for: "alice")
         manager = try await SyncManager(userId: "alice", service: service, databasePath: path, options: options)
+        await syncPassOverlaps.watch(manager)
     }
 
     func online() async {

@@ -378,6 +378,7 @@ struct SoakTests {
                 }
             }
         }
+        #expect(harness.syncPassOverlaps.count == 0, "passes of one connection's reconnect sync overlapped: \(context)")
         if state.online && state.running {
             // Nothing waits for ever: every lane ran dry or failed its messages, every
             // response that beat its echo met it, and every host-sent message the

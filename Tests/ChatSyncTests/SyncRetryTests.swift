@@ -88,6 +88,47 @@ struct SyncRetryTests {
     }
 }
 
+/// Every request for a retry of one connection's reconnect sync (its return, fetches
+/// whose change logs went unanswered) joins one chain of retries, and its passes never
+/// overlap. Before, each request started a chain of its own: a return and three fetches
+/// against a service that answered nothing made 1 + 4 × 8 passes (the soak saw passes of
+/// one connection overlap in 60 of 100 schedules).
+@Suite("Sync retries of one connection", .capturingLogs)
+struct OneRetryChainTests {
+    @Test func aReturnAndThreeUnansweredFetchesMakeOneChainOfRetries() async throws {
+        let clock = TestClock()
+        let (harness, collection, _) = try await followingView { $0.clock = clock }
+        let server = harness.server
+        let passes = LockedState(0)
+        await harness.manager.engine.setSyncPassWitness { _, starts in if starts { passes.withLock { $0 += 1 } } }
+        await server.setOnline(false, for: "alice")
+        await harness.settle()
+        await server.setFaults(FaultPlan(failRequestRate: 1))
+        await server.setOnline(true, for: "alice")
+        #expect(await sleeperRegistered(on: clock), "the return's pass failed; a retry waits")
+        #expect(passes.withLock { $0 } == 1)
+        for _ in 0..<3 { _ = try await collection.fetchSucceededMessages(.next) }
+        // Each wait ends within 30 s; each pass that fails asks for the next, until none waits.
+        let engine = harness.manager.engine
+        for _ in 0..<(4 * SyncEngine.syncRetryLimit) {
+            let waiting = await eventually {
+                do {
+                    try await clock.checkSuspension()
+                    return await engine.backgroundTaskCount == 0
+                } catch {
+                    return true  // a retry sleeps on the clock
+                }
+            }
+            guard waiting, await engine.backgroundTaskCount > 0 else { break }
+            await clock.advance(by: .seconds(30))
+        }
+        #expect(await engine.backgroundTaskCount == 0, "then it waits for the app or the network")
+        await clock.advance(by: .seconds(600))
+        #expect(passes.withLock { $0 } == 1 + SyncEngine.syncRetryLimit, "one chain: the return's pass and its retries")
+        #expect(harness.syncPassOverlaps.count == 0)
+    }
+}
+
 /// A connection that breaks and comes back twice while the engine is busy (its events
 /// handled in one batch) is synced once, with one chain of retries. Before, each return
 /// started a reconnect that read the connection's epoch only when its task ran, so both

@@ -20,8 +20,21 @@ extension SyncEngine {
     /// answer (a transient failure) is tried again after a backoff on the injected clock.
     private func reconnect(epoch connected: Int) async {
         guard epoch == connected, canReachService else { return }
-        if await !syncAfterReconnect() { scheduleSyncRetry(attempt: 0, epoch: connected) }
+        await runSyncPass(attempt: 0, epoch: connected)
         if epoch == connected, canReachService { resumeOwedNewestPages() }
+    }
+
+    /// Runs one pass of the reconnect sync of connection `connected`, after `attempt`
+    /// retries, and asks for the next retry if it was incomplete; while another pass of
+    /// that connection runs, leaves it to that one (``SyncPassSchedule``).
+    private func runSyncPass(attempt: Int, epoch connected: Int) async {
+        guard syncPasses.startPass(epoch: connected, attempt: attempt) else { return }
+        syncPassWitness?(connected, true)
+        let complete = await syncAfterReconnect()
+        syncPassWitness?(connected, false)
+        if let next = syncPasses.endPass(epoch: connected, attempt: attempt, complete: complete) {
+            scheduleSyncRetry(attempt: next, epoch: connected)
+        }
     }
 
     /// One pass of ``reconnect(epoch:)``; answers whether every request of it was answered.
@@ -55,22 +68,28 @@ extension SyncEngine {
     }
 
     /// Runs the reconnect sync again after 1, 2, 4, ... 30 s on the injected clock, at
-    /// most ``syncRetryLimit`` times per connection; a later fetch, resume or reconnect
-    /// starts over. Without this a lost response would leave the cache stale (missed
-    /// deletions, a channel never live again) until the next connection change.
+    /// most ``syncRetryLimit`` times in a row; a later fetch, resume or reconnect starts
+    /// over. Without this a lost response would leave the cache stale (missed
+    /// deletions, a channel never live again) until the next connection change. One
+    /// connection has one such chain (``SyncPassSchedule``): a request while a retry
+    /// waits replaces it, one while a pass runs is taken up when it ends.
     func scheduleSyncRetry(attempt: Int, epoch epochAtFailure: Int) {
-        guard isOnline, !isClosed, epoch == epochAtFailure, attempt < Self.syncRetryLimit else { return }
+        guard isOnline, !isClosed, epoch == epochAtFailure, attempt < Self.syncRetryLimit,
+            let ticket = syncPasses.requestRetry(epoch: epochAtFailure, attempt: attempt)
+        else { return }
         let wait = retryWait(after: attempt)
         logger.debug("sync after reconnecting incomplete, attempt \(attempt + 1) follows")
         runInBackground { engine in
             do { try await wait() } catch { return }
-            await engine.retrySync(attempt: attempt + 1, epoch: epochAtFailure)
+            await engine.retrySync(attempt: attempt + 1, epoch: epochAtFailure, ticket: ticket)
         }
     }
 
-    private func retrySync(attempt: Int, epoch epochAtFailure: Int) async {
-        guard isOnline, !isClosed, epoch == epochAtFailure else { return }
-        if await !syncAfterReconnect() { scheduleSyncRetry(attempt: attempt, epoch: epochAtFailure) }
+    private func retrySync(attempt: Int, epoch epochAtFailure: Int, ticket: Int) async {
+        guard isOnline, !isClosed, epoch == epochAtFailure, syncPasses.retryIsDue(epoch: epochAtFailure, ticket: ticket) else {
+            return
+        }
+        await runSyncPass(attempt: attempt, epoch: epochAtFailure)
     }
 
     /// How many times one connection retries an incomplete reconnect sync.

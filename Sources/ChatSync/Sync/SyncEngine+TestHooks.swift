@@ -26,6 +26,8 @@ extension SyncEngine {
     func setEvictionStepWitness(_ witness: (@Sendable (String) async -> Void)?) { evictionStepWitness = witness }
     /// Sets ``newestPageTryWitness``.
     func setNewestPageTryWitness(_ witness: (@Sendable (_ viewId: Int, _ epoch: Int) -> Void)?) { newestPageTryWitness = witness }
+    /// Sets ``syncPassWitness``.
+    func setSyncPassWitness(_ witness: (@Sendable (_ epoch: Int, _ starts: Bool) -> Void)?) { syncPassWitness = witness }
 
     func signalActivity() { background.signal() }
 

@@ -72,6 +72,12 @@ actor SyncEngine {
     /// the connection's epoch: a generator counts each connection's tries of each view,
     /// which no service wrapper can tell apart (the views' fills ask the same pages). `nil` in apps.
     var newestPageTryWitness: (@Sendable (_ viewId: Int, _ epoch: Int) -> Void)?
+    /// When the reconnect sync of the current connection runs, and its one chain of retries.
+    var syncPasses = SyncPassSchedule()
+    /// Told when a pass of the reconnect sync starts (`true`) and ends (`false`), with its
+    /// connection's epoch: a generator checks that one connection's passes never overlap,
+    /// without trusting ``syncPasses``. `nil` in apps.
+    var syncPassWitness: (@Sendable (_ epoch: Int, _ starts: Bool) -> Void)?
 
     init(store: ChatStore, service: any ChatService, options: SyncManagerOptions, userId: String) throws {
         self.store = store
