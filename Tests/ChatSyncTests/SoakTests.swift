@@ -390,6 +390,28 @@ struct SoakTests {
             #expect(awaitingEcho.isEmpty, "responses still wait for their echoes: \(context)")
             let unresolved = outbox.filter { state.hostStored.contains($0.reqId) }
             #expect(unresolved.isEmpty, "host-sent messages the service stored are still pending: \(context)")
+            // What `message(reqId:)` answers of a message no longer in the outbox is what the
+            // service holds (its text, or nothing once deleted; API.md §4.6), in the channels
+            // this connection synced (the others are known as of their last sync). A message
+            // alice deleted on another device before a relaunch, which its resend's answer
+            // still names (`withdrawn`), is skipped: no change log tells of a message created
+            // and deleted after the channel's token.
+            let inOutbox = Set(outbox.map(\.reqId))
+            let stored = Dictionary(truth.values.joined().map { ($0.reqId, $0) }, uniquingKeysWith: { first, _ in first })
+            let engine = harness.manager.engine
+            var synced: Set<String> = []
+            for channelURL in Self.channels where await engine.changeLogsApplied(channelURL) { synced.insert(channelURL) }
+            for sent in state.sent
+            where !inOutbox.contains(sent.reqId) && synced.contains(sent.channelURL)
+                && !state.withdrawn.contains(sent.reqId)
+            {
+                let answered = await harness.manager.message(reqId: sent.reqId)
+                guard let answered else { continue }  // neither cached nor synced lately: nothing to say
+                #expect(
+                    answered.text == stored[sent.reqId]?.text && stored[sent.reqId] != nil,
+                    "message(reqId: \(sent.reqId.prefix(4))) answers '\(answered.text.prefix(20))', the service holds '\(stored[sent.reqId]?.text.prefix(20) ?? "nothing")': \(context)"
+                )
+            }
         }
         for subject in subjects {
             let model = subject.model

@@ -50,10 +50,22 @@ struct OutboxBookkeeping {
 
     /// The entry left the outbox because the service has it: every in-flight fact about
     /// it ends, and it is remembered as synced.
-    mutating func retire(_ synced: Message) {
+    /// With `gone`, the answer named a message deleted since (a look-up after a relaunch,
+    /// a resend answered with what an earlier attempt stored): it is not remembered.
+    mutating func retire(_ synced: Message, gone: Bool = false) {
         forget(synced.reqId)
+        guard !gone else { return }
         recentlySynced.remember(synced)
     }
+
+    /// The service deleted these messages: remembered as deleted, and no longer answered as synced.
+    mutating func noteDeleted(channelURL: String, messageIds: [Int64]) {
+        deletedLately.remember(channelURL: channelURL, messageIds: messageIds)
+        recentlySynced.forget(channelURL: channelURL, messageIds: messageIds)
+    }
+
+    /// A newer version of a message of this device arrived: a remembered copy follows it.
+    mutating func noteUpdated(_ message: Message) { recentlySynced.refresh(message) }
 
     /// A send attempt failed: the entry is no longer uploading or resent by hand.
     /// Answers whether the attempt was a resend the app asked for.

@@ -14,8 +14,14 @@ extension SyncEngine {
     func resolveSent(_ entry: OutboxEntry, sent: Message) throws {
         let sent = sent.asSynced
         let reqId = entry.reqId
-        try retire(reqId, as: sent)
         let channelURL = sent.channelURL
+        // Gone already: named by a deletion this run saw, or missing from a range the cache
+        // holds as complete (deleted before the range was read; see below). It was sent, but
+        // `message(reqId:)` must not answer it as synced.
+        let gone =
+            try outbox.deletedLately.contains(channelURL: channelURL, messageId: sent.messageId)
+            || (isInCompleteRange(sent.sortKey, in: channelURL) && store.message(channelURL: channelURL, messageId: sent.messageId) == nil)
+        try retire(reqId, as: sent, gone: gone)
         if outbox.deletedLately.contains(channelURL: channelURL, messageId: sent.messageId) {
             // Stored by an earlier attempt whose answer was lost, then deleted: it was
             // sent (its observers saw it synced), and is shown nowhere. Its echo came and
@@ -82,6 +88,7 @@ extension SyncEngine {
     func resolveOwnUpdates(_ messages: [Message], in channelURL: String) throws {
         let carrying = messages.filter { !$0.reqId.isEmpty }
         guard !carrying.isEmpty else { return }
+        for message in carrying { outbox.noteUpdated(message) }
         let waiting = Set(try store.outboxEntries(channelURL: channelURL).map(\.reqId))
         for var message in carrying where waiting.contains(message.reqId) { try resolveArrival(&message) }
     }
@@ -158,7 +165,7 @@ extension SyncEngine {
     /// The service deleted messages of `channelURL`: remembered for answers that name
     /// them later, and any echo of them awaited ends.
     func noteDeleted(channelURL: String, messageIds: [Int64]) {
-        outbox.deletedLately.remember(channelURL: channelURL, messageIds: messageIds)
+        outbox.noteDeleted(channelURL: channelURL, messageIds: messageIds)
         settleOperations(ofDeleted: messageIds, in: channelURL)
         guard !outbox.awaitingEcho.isEmpty else { return }
         let deleted = Set(messageIds)
@@ -173,9 +180,9 @@ extension SyncEngine {
     /// The one way an entry leaves the outbox because the service has it: its row goes,
     /// every in-flight fact about it ends, and its observers see it synced (which ends
     /// their streams). The caller decides where the message is shown next.
-    private func retire(_ reqId: String, as synced: Message) throws {
+    private func retire(_ reqId: String, as synced: Message, gone: Bool = false) throws {
         try store.deleteOutbox(reqId: reqId)
-        outbox.retire(synced)
+        outbox.retire(synced, gone: gone)
         observers.publish(synced)
     }
 }

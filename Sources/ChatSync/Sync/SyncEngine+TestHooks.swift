@@ -26,6 +26,9 @@ extension SyncEngine {
     func setEvictionStepWitness(_ witness: (@Sendable (String) async -> Void)?) { evictionStepWitness = witness }
     /// Sets ``newestPageTryWitness``.
     func setNewestPageTryWitness(_ witness: (@Sendable (_ viewId: Int, _ epoch: Int) -> Void)?) { newestPageTryWitness = witness }
+    /// Whether the channel's change logs were applied in the current connection.
+    func changeLogsApplied(_ channelURL: String) -> Bool { channels[channelURL]?.changeLogsEpoch == epoch }
+
     /// Sets ``syncPassWitness``.
     func setSyncPassWitness(_ witness: (@Sendable (_ epoch: Int, _ starts: Bool) -> Void)?) { syncPassWitness = witness }
 
