@@ -13,6 +13,7 @@ final class SyncPassOverlaps: Sendable {
     private struct Tally {
         var running: [Connection: Int] = [:]
         var overlaps = 0
+        var passes = 0
         var managers = 0
     }
 
@@ -20,6 +21,8 @@ final class SyncPassOverlaps: Sendable {
 
     /// How many passes started while another pass of their connection ran.
     var count: Int { tally.withLock { $0.overlaps } }
+    /// How many passes started, over every manager.
+    var passes: Int { tally.withLock { $0.passes } }
 
     /// Installs a witness on `manager`'s engine that reports here.
     func watch(_ manager: SyncManager) async {
@@ -31,6 +34,7 @@ final class SyncPassOverlaps: Sendable {
             let connection = Connection(manager: number, epoch: epoch)
             tally.withLock {
                 if starts {
+                    $0.passes += 1
                     if $0.running[connection, default: 0] > 0 { $0.overlaps += 1 }
                     $0.running[connection, default: 0] += 1
                 } else {

@@ -91,7 +91,7 @@ struct SyncRetryTests {
 /// Every request for a retry of one connection's reconnect sync (its return, fetches
 /// whose change logs went unanswered) joins one chain of retries, and its passes never
 /// overlap. Before, each request started a chain of its own: a return and three fetches
-/// against a service that answered nothing made 1 + 4 × 8 passes (the soak saw passes of
+/// against a service that answered nothing made 1 + 4 × 8 passes, now 2 + 8 (the soak saw passes of
 /// one connection overlap in 60 of 100 schedules).
 @Suite("Sync retries of one connection", .capturingLogs)
 struct OneRetryChainTests {
@@ -99,14 +99,13 @@ struct OneRetryChainTests {
         let clock = TestClock()
         let (harness, collection, _) = try await followingView { $0.clock = clock }
         let server = harness.server
-        let passes = LockedState(0)
-        await harness.manager.engine.setSyncPassWitness { _, starts in if starts { passes.withLock { $0 += 1 } } }
+        let before = harness.syncPassOverlaps.passes  // the first connection's
         await server.setOnline(false, for: "alice")
         await harness.settle()
         await server.setFaults(FaultPlan(failRequestRate: 1))
         await server.setOnline(true, for: "alice")
         #expect(await sleeperRegistered(on: clock), "the return's pass failed; a retry waits")
-        #expect(passes.withLock { $0 } == 1)
+        #expect(harness.syncPassOverlaps.passes - before == 1)
         for _ in 0..<3 { _ = try await collection.fetchSucceededMessages(.next) }
         // Each wait ends within 30 s; each pass that fails asks for the next, until none waits.
         let engine = harness.manager.engine
@@ -124,8 +123,31 @@ struct OneRetryChainTests {
         }
         #expect(await engine.backgroundTaskCount == 0, "then it waits for the app or the network")
         await clock.advance(by: .seconds(600))
-        #expect(passes.withLock { $0 } == 1 + SyncEngine.syncRetryLimit, "one chain: the return's pass and its retries")
+        // One chain: the return's pass, the retry that was waiting when the fetches failed
+        // (they leave it due when it was), then the whole series again, counted from them.
+        #expect(harness.syncPassOverlaps.passes - before == 2 + SyncEngine.syncRetryLimit, "one chain of retries")
         #expect(harness.syncPassOverlaps.count == 0)
+    }
+}
+
+extension OneRetryChainTests {
+    /// A fetch that fails while a retry waits leaves the retry due when it was: a stream
+    /// of failing fetches once postponed the pass (and the catch-ups and channel change
+    /// logs it carries) for as long as it lasted. A second reader found it.
+    @Test func aFailingFetchDoesNotPostponeARetryThatIsDue() async throws {
+        let clock = TestClock()
+        let (harness, collection, _) = try await followingView { $0.clock = clock }
+        let server = harness.server
+        await server.setOnline(false, for: "alice")
+        await harness.settle()
+        await server.setFaults(FaultPlan(failRequestRate: 1))
+        await server.setOnline(true, for: "alice")
+        #expect(await sleeperRegistered(on: clock), "the return's pass failed; its retry is due in 1 s")
+        let before = harness.syncPassOverlaps.passes
+        await clock.advance(by: .milliseconds(600))
+        _ = try await collection.fetchSucceededMessages(.next)
+        await clock.advance(by: .milliseconds(400))
+        #expect(await eventually { harness.syncPassOverlaps.passes == before + 1 }, "the retry ran at 1 s")
     }
 }
 

@@ -1,48 +1,78 @@
 /// The messages of this device that synced lately, by request id, so that
 /// `message(reqId:)` can answer even when no collection has cached them. The oldest
 /// are forgotten past ``capacity``. Each copy follows what the service says of its
-/// message later: an edit replaces it, a deletion forgets it (before, a copy kept the
-/// text it synced with, and a message deleted since came back through `message(reqId:)`).
+/// message later: a newer version replaces it (found by where the message lives, since
+/// many services send edits without the request id), a deletion forgets it. Before, a
+/// copy kept the text it synced with, and a message deleted since came back through
+/// `message(reqId:)`.
 struct RecentlySynced {
     static let capacity = 1_000
 
     private struct Address: Hashable {
         let channelURL: String
         let messageId: Int64
+
+        init(_ message: Message) {
+            channelURL = message.channelURL
+            messageId = message.messageId
+        }
+
+        init(channelURL: String, messageId: Int64) {
+            self.channelURL = channelURL
+            self.messageId = messageId
+        }
     }
 
-    private var byReqId: [String: Message] = [:]
-    /// The request id of each remembered message, by where it lives.
-    private var byAddress: [Address: String] = [:]
-    private var order: [String] = []
+    /// Each copy with the number it was remembered under.
+    private var byReqId: [String: (message: Message, number: Int)] = [:]
+    /// The request ids of the remembered messages, by where each lives.
+    private var byAddress: [Address: Set<String>] = [:]
+    /// Remembered (request id, number), oldest first; an item whose number is no longer
+    /// its entry's (forgotten, or remembered again since) is skipped.
+    private var order: [(reqId: String, number: Int)] = []
+    private var numbers = 0
 
-    subscript(reqId: String) -> Message? { byReqId[reqId] }
+    subscript(reqId: String) -> Message? { byReqId[reqId]?.message }
 
     mutating func remember(_ message: Message) {
-        if let earlier = byReqId.updateValue(message, forKey: message.reqId) {
-            byAddress[Address(channelURL: earlier.channelURL, messageId: earlier.messageId)] = nil
-        } else {
-            order.append(message.reqId)
+        if let earlier = byReqId[message.reqId] { unindex(earlier.message) }
+        numbers += 1
+        byReqId[message.reqId] = (message, numbers)
+        byAddress[Address(message), default: []].insert(message.reqId)
+        order.append((message.reqId, numbers))
+        while byReqId.count > Self.capacity, !order.isEmpty {
+            let oldest = order.removeFirst()
+            guard let entry = byReqId[oldest.reqId], entry.number == oldest.number else { continue }
+            byReqId[oldest.reqId] = nil
+            unindex(entry.message)
         }
-        byAddress[Address(channelURL: message.channelURL, messageId: message.messageId)] = message.reqId
-        guard order.count > Self.capacity, let oldest = byReqId.removeValue(forKey: order.removeFirst()) else { return }
-        byAddress[Address(channelURL: oldest.channelURL, messageId: oldest.messageId)] = nil
+        // Stale items (forgotten entries) are dropped once they outnumber the live ones.
+        if order.count > 2 * Self.capacity { order.removeAll { byReqId[$0.reqId]?.number != $0.number } }
     }
 
-    /// A newer version of a remembered message replaces its copy (an older one never does).
+    /// A newer version of a remembered message replaces its copy (an older one never
+    /// does); its request id stays, whether the new version carries it or not.
     mutating func refresh(_ message: Message) {
-        guard let held = byReqId[message.reqId], held.messageId == message.messageId, held.channelURL == message.channelURL,
-            message.updatedAt >= held.updatedAt
-        else { return }
-        byReqId[message.reqId] = message
+        guard let reqIds = byAddress[Address(message)] else { return }
+        for reqId in reqIds {
+            guard let entry = byReqId[reqId], message.updatedAt >= entry.message.updatedAt else { continue }
+            var copy = message
+            copy.reqId = reqId
+            byReqId[reqId] = (copy, entry.number)
+        }
     }
 
     /// The service deleted these messages: their copies are forgotten.
     mutating func forget(channelURL: String, messageIds: some Sequence<Int64>) {
         for messageId in messageIds {
-            guard let reqId = byAddress.removeValue(forKey: Address(channelURL: channelURL, messageId: messageId)) else { continue }
-            byReqId[reqId] = nil
-            // `order` keeps the id until it comes round: forgetting it there would cost a scan.
+            guard let reqIds = byAddress.removeValue(forKey: Address(channelURL: channelURL, messageId: messageId)) else { continue }
+            for reqId in reqIds { byReqId[reqId] = nil }
         }
+    }
+
+    private mutating func unindex(_ message: Message) {
+        let address = Address(message)
+        byAddress[address]?.remove(message.reqId)
+        if byAddress[address]?.isEmpty == true { byAddress[address] = nil }
     }
 }

@@ -59,7 +59,7 @@ extension SyncEngine {
         // Superseded meanwhile (a deletion was queued): the service still applied it, so
         // the cache takes the answer in case that deletion fails and the message returns.
         _ = forget(queued)
-        if !answer.reqId.isEmpty { outbox.noteUpdated(answer) }  // also when the cache does not hold it
+        outbox.noteUpdated(answer)  // also when the cache does not hold it
         let confirmed = try store.landEdit(operationId: queued.id, answer: answer)
         try resolveOwnUpdates([confirmed], in: answer.channelURL)
         refreshViews(answer.channelURL, with: [confirmed], admitting: false)

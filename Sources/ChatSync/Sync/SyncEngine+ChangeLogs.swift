@@ -42,6 +42,8 @@ extension SyncEngine {
     /// Applies one page of change logs and stores its token, in one transaction.
     private func applyChangeLogs(_ logs: MessageChangeLogs, channelURL: String) throws {
         let updated = Self.sanitized(logs.updated, channelURL: channelURL)
+        // Also the ones the cache does not hold: `message(reqId:)` may answer them.
+        for message in updated { outbox.noteUpdated(message) }
         let chunks = try chunks(of: channelURL)
         let refreshed = try store.write { db -> [Message] in
             // Messages the cache holds are refreshed, and so are messages new to it inside a

@@ -30,15 +30,19 @@ extension SyncEngine {
     private func runSyncPass(attempt: Int, epoch connected: Int) async {
         guard syncPasses.startPass(epoch: connected, attempt: attempt) else { return }
         syncPassWitness?(connected, true)
-        let complete = await syncAfterReconnect()
+        let complete = await syncAfterReconnect(epoch: connected)
         syncPassWitness?(connected, false)
         if let next = syncPasses.endPass(epoch: connected, attempt: attempt, complete: complete) {
             scheduleSyncRetry(attempt: next, epoch: connected)
         }
     }
 
-    /// One pass of ``reconnect(epoch:)``; answers whether every request of it was answered.
-    private func syncAfterReconnect() async -> Bool {
+    /// One pass of the reconnect sync of connection `connected`; answers whether every
+    /// request of it was answered. It stops once that connection is gone: a pass that went
+    /// on into the next connection claimed that connection's catch-ups, so the next
+    /// connection's own pass skipped them, and when one failed nobody retried it (its
+    /// retry was asked for under the old connection). A second reader found it.
+    private func syncAfterReconnect(epoch connected: Int) async -> Bool {
         var complete = true
         do {
             // Always, lists open or not: channels cached from real-time events before any
@@ -50,12 +54,13 @@ extension SyncEngine {
         if await !fetchOwedChannelPages() { complete = false }
         let channelURLs = Set(views.values.map(\.channelURL)).sorted()
         for channelURL in channelURLs {
-            guard isOnline else { return false }
+            guard isOnline, epoch == connected else { return false }
             do {
                 guard try await applyChangeLogsIfDue(channelURL) else {
                     complete = false
                     continue
                 }
+                guard epoch == connected else { return false }
                 if views(of: channelURL).contains(where: { $0.reachedNewest || $0.isFresh }), let connection = claimCatchUp(channelURL) {
                     defer { endCatchUp(channelURL, epoch: connection) }
                     if try await !catchUp(channelURL, epoch: connection) { complete = false }
@@ -69,10 +74,9 @@ extension SyncEngine {
 
     /// Runs the reconnect sync again after 1, 2, 4, ... 30 s on the injected clock, at
     /// most ``syncRetryLimit`` times in a row; a later fetch, resume or reconnect starts
-    /// over. Without this a lost response would leave the cache stale (missed
+    /// the count over. Without this a lost response would leave the cache stale (missed
     /// deletions, a channel never live again) until the next connection change. One
-    /// connection has one such chain (``SyncPassSchedule``): a request while a retry
-    /// waits replaces it, one while a pass runs is taken up when it ends.
+    /// connection has one such chain (``SyncPassSchedule``).
     func scheduleSyncRetry(attempt: Int, epoch epochAtFailure: Int) {
         guard isOnline, !isClosed, epoch == epochAtFailure, attempt < Self.syncRetryLimit,
             let ticket = syncPasses.requestRetry(epoch: epochAtFailure, attempt: attempt)

@@ -2,50 +2,64 @@
 /// most one retry waiting, whatever asked for it (the connection's return, a fetch whose
 /// change logs were not answered, a catch-up that was not). Before, each of those
 /// started a chain of retries of its own, and their passes ran side by side, asking the
-/// service the same things (the soak saw overlapping passes in 60 of 100 schedules).
+/// service the same things (the soak saw passes of one connection overlap in 60 of 100
+/// schedules).
 ///
 /// A request while a pass runs is kept for that pass's end (the pass may have gone past
-/// what failed); a request while a retry waits replaces it, so the wait starts over from
-/// the request's attempt, as a later fetch always started over.
+/// what failed, so another follows). A request while a retry waits leaves the wait as it
+/// is, since the pass it leads to covers the request; if that pass is incomplete, the
+/// count of retries starts over from the request's attempt. So a stream of failing
+/// fetches never postpones a retry that is due, and a later fetch still earns the whole
+/// series of retries.
 struct SyncPassSchedule {
     /// The connection the state below belongs to; another one's requests start afresh.
     private var epoch = -1
     private var isRunning = false
-    /// The attempt to go on from once the running pass ends, when asked for meanwhile.
-    private var rerunAttempt: Int?
-    /// The number of the retry that waits, if any; a newer request replaces it.
+    /// The lowest attempt asked for while a pass ran.
+    private var askedWhileRunning: Int?
+    /// The lowest attempt asked for while a retry waited.
+    private var askedWhileWaiting: Int?
+    /// The number of the retry that waits, if any.
     private var waitingTicket: Int?
     private var tickets = 0
 
     /// A pass of connection `connected` (after `attempt` retries) wants to run: answers
-    /// whether it may, or leaves it to the running pass's end.
+    /// whether it may, or leaves it to the running pass's end (which then asks for the
+    /// retry that runs as this pass would have).
     mutating func startPass(epoch connected: Int, attempt: Int) -> Bool {
         enter(connected)
         guard !isRunning else {
-            rerunAttempt = min(rerunAttempt ?? attempt, attempt)
+            ask(&askedWhileRunning, max(attempt - 1, 0))
             return false
         }
         isRunning = true
         return true
     }
 
-    /// The pass of connection `connected` ended: answers the attempt whose retry to
-    /// schedule, if any (the pass's own when incomplete, or the earliest one asked for
-    /// while it ran).
+    /// The pass of connection `connected` (after `attempt` retries) ended: answers the
+    /// attempt whose retry to ask for, if any.
     mutating func endPass(epoch connected: Int, attempt: Int, complete: Bool) -> Int? {
         guard connected == epoch else { return nil }  // a later connection's state replaced this one's
         isRunning = false
-        defer { rerunAttempt = nil }
-        if let rerunAttempt { return min(rerunAttempt, complete ? rerunAttempt : attempt) }
-        return complete ? nil : attempt
+        defer {
+            askedWhileRunning = nil
+            askedWhileWaiting = nil
+        }
+        var next = complete ? nil : min(attempt, askedWhileWaiting ?? attempt)
+        if let asked = askedWhileRunning { next = min(next ?? asked, asked) }
+        return next
     }
 
     /// A retry after `attempt` is asked for in connection `connected`: answers the ticket
-    /// its wait carries, or `nil` when a pass runs (its end goes on from here).
+    /// its wait carries, or `nil` when a pass runs or a retry waits already (see above).
     mutating func requestRetry(epoch connected: Int, attempt: Int) -> Int? {
         enter(connected)
-        guard !isRunning else {
-            rerunAttempt = min(rerunAttempt ?? attempt, attempt)
+        if isRunning {
+            ask(&askedWhileRunning, attempt)
+            return nil
+        }
+        if waitingTicket != nil {
+            ask(&askedWhileWaiting, attempt)
             return nil
         }
         tickets += 1
@@ -54,19 +68,22 @@ struct SyncPassSchedule {
     }
 
     /// The wait with `ticket` of connection `connected` is over: answers whether its
-    /// retry runs (not replaced by a newer one, nor by another connection).
+    /// retry runs (the connection is still the one it waited in).
     mutating func retryIsDue(epoch connected: Int, ticket: Int) -> Bool {
         guard connected == epoch, waitingTicket == ticket else { return false }
         waitingTicket = nil
         return true
     }
 
+    private func ask(_ lowest: inout Int?, _ attempt: Int) { lowest = min(lowest ?? attempt, attempt) }
+
     /// Starts afresh for a new connection; tickets keep counting, so an old wait never matches.
     private mutating func enter(_ connected: Int) {
         guard connected != epoch else { return }
         epoch = connected
         isRunning = false
-        rerunAttempt = nil
+        askedWhileRunning = nil
+        askedWhileWaiting = nil
         waitingTicket = nil
     }
 }
