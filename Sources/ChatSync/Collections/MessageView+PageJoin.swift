@@ -1,6 +1,6 @@
 // MARK: - How a page joins the window
 
-/// The two pure steps of ``MessageView/insert(_:growing:)`` that look only at the
+/// The pure steps of ``MessageView/insert(_:growing:)`` that look only at the
 /// messages, not at the view's state.
 extension MessageView {
     /// The ids of `messages` when each is there once and none is in `held`; otherwise `nil`.
@@ -30,5 +30,16 @@ extension MessageView {
         merged.append(contentsOf: left[i...])
         merged.append(contentsOf: right[j...])
         return merged
+    }
+
+    /// The newest copy of each id of `messages` (of equal ones the later), as the store's
+    /// upsert keeps it.
+    static func newestCopies(in messages: [Message]) -> [Int64: Message] {
+        var copies: [Int64: Message] = [:]
+        copies.reserveCapacity(messages.count)
+        for message in messages where (copies[message.messageId]?.updatedAt ?? .min) <= message.updatedAt {
+            copies[message.messageId] = message
+        }
+        return copies
     }
 }

@@ -201,16 +201,6 @@ final class MessageView {
         return (fresh, updated)
     }
 
-    /// The newest copy of each id of `messages` (of equal ones the later).
-    private static func newestCopies(in messages: [Message]) -> [Int64: Message] {
-        var copies: [Int64: Message] = [:]
-        copies.reserveCapacity(messages.count)
-        for message in messages where (copies[message.messageId]?.updatedAt ?? .min) <= message.updatedAt {
-            copies[message.messageId] = message
-        }
-        return copies
-    }
-
     /// Replaces held messages by id; answers those replaced.
     func update(_ messages: [Message]) {
         var updated: [Message] = []

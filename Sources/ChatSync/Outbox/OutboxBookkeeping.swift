@@ -64,6 +64,12 @@ struct OutboxBookkeeping {
         recentlySynced.forget(channelURL: channelURL, messageIds: messageIds)
     }
 
+    /// The message turned out deleted already (missing from a range the cache holds as
+    /// complete): it is no longer answered as synced.
+    mutating func forgetSynced(_ message: Message) {
+        recentlySynced.forget(channelURL: message.channelURL, messageIds: [message.messageId])
+    }
+
     /// A newer version of a message of this device arrived: a remembered copy follows it.
     mutating func noteUpdated(_ message: Message) { recentlySynced.refresh(message) }
 

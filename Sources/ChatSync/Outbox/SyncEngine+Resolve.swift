@@ -15,14 +15,10 @@ extension SyncEngine {
         let sent = sent.asSynced
         let reqId = entry.reqId
         let channelURL = sent.channelURL
-        // Gone already: named by a deletion this run saw, or missing from a range the cache
-        // holds as complete (deleted before the range was read; see below). It was sent, but
-        // `message(reqId:)` must not answer it as synced.
-        let gone =
-            try outbox.deletedLately.contains(channelURL: channelURL, messageId: sent.messageId)
-            || (isInCompleteRange(sent.sortKey, in: channelURL) && store.message(channelURL: channelURL, messageId: sent.messageId) == nil)
-        try retire(reqId, as: sent, gone: gone)
-        if outbox.deletedLately.contains(channelURL: channelURL, messageId: sent.messageId) {
+        let deleted = outbox.deletedLately.contains(channelURL: channelURL, messageId: sent.messageId)
+        // Deleted, it was sent, but `message(reqId:)` must not answer it as synced.
+        try retire(reqId, as: sent, gone: deleted)
+        if deleted {
             // Stored by an earlier attempt whose answer was lost, then deleted: it was
             // sent (its observers saw it synced), and is shown nowhere. Its echo came and
             // went, or never comes.
@@ -41,11 +37,12 @@ extension SyncEngine {
         // still has it: its echo put it there, or it was deleted before the range was read
         // (a resend answered with what an earlier attempt stored). Adding it would show
         // a deleted message; a copy the cache holds takes the answer.
-        if try isInCompleteRange(sent.sortKey, in: channelURL),
-            try store.message(channelURL: channelURL, messageId: sent.messageId) != nil
-        {
+        guard try isInCompleteRange(sent.sortKey, in: channelURL) else { return }
+        if try store.message(channelURL: channelURL, messageId: sent.messageId) != nil {
             try store.upsertMessages([sent])
             refreshViews(channelURL, with: [sent])
+        } else {
+            outbox.forgetSynced(sent)  // deleted before the range was read: not answered as synced
         }
     }
 
@@ -88,7 +85,6 @@ extension SyncEngine {
     func resolveOwnUpdates(_ messages: [Message], in channelURL: String) throws {
         let carrying = messages.filter { !$0.reqId.isEmpty }
         guard !carrying.isEmpty else { return }
-        for message in carrying { outbox.noteUpdated(message) }
         let waiting = Set(try store.outboxEntries(channelURL: channelURL).map(\.reqId))
         for var message in carrying where waiting.contains(message.reqId) { try resolveArrival(&message) }
     }
