@@ -143,7 +143,7 @@ struct RarePaths {
         let fetches = Int.random(in: 0...2, using: &random)
         log.append("open \(filter) at \(viewpoint), \(fetches) fetches")
         for _ in 0..<fetches {
-            let hasMore = try await subject.collection.fetchSucceededMessages(.previous)
+            let hasMore = try await subject.fetchCheckingPageSize(.previous, context: "\(log.suffix(10))")
             await fetched(subject, .previous, hasMore: hasMore, server: harness.server, capacity: 200)
         }
         return subject

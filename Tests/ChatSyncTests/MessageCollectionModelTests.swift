@@ -82,7 +82,7 @@ struct MessageCollectionModelTests {
             case 0..<35:
                 let direction: Direction = Bool.random(using: &random) ? .previous : .next
                 log.append("fetch \(direction) \(subject.filter)")
-                let hasMore = try await subject.collection.fetchSucceededMessages(direction)
+                let hasMore = try await subject.fetchCheckingPageSize(direction, context: "seed \(seed) step \(step) \(log.suffix(10))")
                 await rare.fetched(subject, direction, hasMore: hasMore, server: server, capacity: 200)
             case 35..<55:
                 let sender = senders[Int.random(in: 0...2, using: &random)]

@@ -77,7 +77,8 @@ struct OutboxModelTests {
             case 30..<45:
                 let direction: Direction = Bool.random(using: &random) ? .previous : .next
                 log.append("fetch \(direction)")
-                _ = try await subject.collection.fetchSucceededMessages(direction)
+                _ = try await subject.fetchCheckingPageSize(
+                    direction, mayFallShort: faulty, context: "seed \(seed) step \(step) \(log.suffix(10))")
             case 45..<52:
                 log.append("post by bob")
                 try await server.post(.text("b\(step)"), from: "bob", to: Harness.channel)

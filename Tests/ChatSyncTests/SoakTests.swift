@@ -121,7 +121,7 @@ struct SoakTests {
             case 24..<40:
                 let direction: Direction = Bool.random(using: &random) ? .previous : .next
                 state.log.append("fetch \(direction) \(subject.channelURL)")
-                _ = try await subject.model.collection.fetchSucceededMessages(direction)
+                _ = try await subject.model.fetchCheckingPageSize(direction, mayFallShort: state.faulty, context: context(step, state.log))
             case 40..<50:
                 state.log.append("post to \(channelURL)")
                 try await server.post(.text("o\(step)"), from: Self.senders.randomElement(using: &random)!, to: channelURL)

@@ -55,6 +55,7 @@ extension SyncEngine {
                 switch try serve(view, direction, from: chunk, after: anchor, delivered: &delivered, floor: fill.floor) {
                 case .pageFull: return true
                 case .channelEnd: return false
+                case .readOn: continue
                 case .chunkEnd: break
                 }
             }
@@ -88,6 +89,9 @@ extension SyncEngine {
     enum ChunkRead {
         /// The view got a full page, and the chunk holds more.
         case pageFull
+        /// The chunk holds more, and the page is not full yet: rows whose deletion is
+        /// queued were read and stay hidden.
+        case readOn
         /// The chunk ends where the channel does: nothing more in this direction.
         case channelEnd
         /// The chunk ran out before the page was full: the service must be asked.
@@ -136,9 +140,13 @@ extension SyncEngine {
             } else {
                 view.bounds.extendUpper(to: rows[rows.count - 1].sortKey)
             }
-            delivered += rows.count
+            // Rows whose deletion is queued stay out of the view and fill no part of the page:
+            // counted, they ended a fetch short of `limit`, even with nothing shown.
+            delivered +=
+                pendingWrites.isEmpty
+                ? rows.count : rows.count { !pendingWrites.isBeingDeleted(channelURL: $0.channelURL, messageId: $0.messageId) }
         }
-        if chunkHasMore { return .pageFull }
+        if chunkHasMore { return delivered >= view.limit ? .pageFull : .readOn }
         if floorInChunk != nil { return .channelEnd }
         if isEnd(of: chunk, direction, view) {
             markExhausted(view, direction, chunk: chunk)
