@@ -12,7 +12,9 @@ extension ModelSubject {
     /// delivers nothing more. Pass `mayFallShort` when a transient fault may have cut
     /// the first fetch off. (A page read full of messages whose deletion is queued broke
     /// it: the fetch counted the hidden rows, stopped, and showed fewer, even none.)
-    func fetchCheckingPageSize(_ direction: Direction, mayFallShort: Bool = false, context: @autoclosure () -> String)
+    func fetchCheckingPageSize(
+        _ direction: Direction, mayFallShort: Bool = false, context: @autoclosure () -> String
+    )
         async throws -> Bool
     {
         let before = recorder.events.count
