@@ -148,6 +148,7 @@ extension SimulatedChatServer {
     func handleUpdate(channelURL: String, messageId: Int64, text: String, operationId: String, as userId: String) throws -> Message {
         try admit(userId)
         _ = try memberState(channelURL, userId)
+        try refuseIfLocked(messageId)
         guard isFirstRequest(of: operationId) else {
             // Applied already: the message as it is now (another edit may have come since).
             let state = try channelState(channelURL)
@@ -164,11 +165,17 @@ extension SimulatedChatServer {
     func handleDelete(channelURL: String, messageId: Int64, operationId: String, as userId: String) throws {
         try admit(userId)
         _ = try memberState(channelURL, userId)
+        try refuseIfLocked(messageId)
         if isFirstRequest(of: operationId) {
             try applyDelete(channelURL: channelURL, messageId: messageId, by: userId)
             appliedOperations.insert(operationId)
         }
         try respond(())
+    }
+
+    private func refuseIfLocked(_ messageId: Int64) throws {
+        guard faults.lockedMessageIds.contains(messageId) else { return }
+        throw ChatServiceError.permanent(.forbidden, "injected failure: message \(messageId) is locked")
     }
 
     /// Counts a request of an operation; answers whether none with its id was applied before.

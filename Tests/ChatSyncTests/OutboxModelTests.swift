@@ -58,6 +58,8 @@ struct OutboxModelTests {
         // Bursts queued behind a busy engine, alice's sends among others' messages: their
         // echoes arrive inside runs (issue 17), drawn apart too.
         var bursts = SeededGenerator(seed: seed &+ 30_000)
+        // Writes refused for good while their message waits for its echo, drawn apart too.
+        var refusals = SeededGenerator(seed: seed &+ 40_000)
         // "bad" texts are refused from the first step on, however long it takes before the
         // step sets the faults (a burst's sends may reach the service first).
         await applyFaults(server, faulty: false)
@@ -137,6 +139,13 @@ struct OutboxModelTests {
                 }
                 log.append("burst queued \(shape)")
             }
+            let before = "seed \(seed) step \(step): \(log.suffix(6))"
+            if online, Int.random(in: 0..<6, using: &refusals) == 0,
+                let reqId = try await Self.refusedWriteWhileEchoHeld(
+                    harness, subjects, step: step, random: &refusals, log: &log, context: before)
+            {
+                sent.append(Sent(reqId: reqId, lane: .text, permanent: false))
+            }
             await applyFaults(server, faulty: faulty)
             await harness.settle()
             for subject in subjects {
@@ -207,7 +216,7 @@ struct OutboxModelTests {
                 Set(pending.map(\.reqId) + failed.map(\.reqId)) == inOutbox.union(awaitingEcho.intersection(pending.map(\.reqId))),
                 "the pending and failed lists are the outbox: \(context)")
             #expect(succeeded.allSatisfy(subject.filter.matches))
-            try OwnWrites.checkShown(succeeded, queued: harness.manager.engine.store.operations(), context: context)
+            try OwnWrites.checkShown(succeeded, pending: pending, queued: harness.manager.engine.store.operations(), context: context)
         }
     }
 }

@@ -425,6 +425,40 @@ struct OutboxOperationTests {
         await checkInvariants(collection, recorder)
     }
 
+    /// Refused for good, an edit or deletion of a message still waiting for its echo is
+    /// undone where that message lives, its pending list: before, the undo looked only in
+    /// the cache, which does not hold it yet, so the refused text stayed shown as pending
+    /// (or the message stayed hidden) until the echo came, and for good if it never did.
+    @Test(arguments: [false, true])
+    func aRefusedWriteOfAMessageAwaitingItsEchoIsUndoneInThePendingList(deleting: Bool) async throws {
+        let (harness, faults, collection, recorder, _) = try await setUp()
+        try await collection.fetchPendingMessages()
+        await harness.server.holdEvents(for: "alice")
+        let draft = try await harness.manager.sendMessage(.text("echo me"), channelURL: Harness.channel)
+        let engine = harness.manager.engine
+        #expect(await eventually { await engine.outbox.awaitingEcho[draft.reqId] != nil })
+        let answered = try #require(await engine.outbox.awaitingEcho[draft.reqId])
+        await faults.refuseEdits(with: .permanent(.forbidden, "edits are closed"))
+        await faults.refuseDeletions(with: .permanent(.forbidden, "deletions are closed"))
+        if deleting {
+            try await harness.manager.deleteMessage(messageId: answered.messageId, channelURL: Harness.channel)
+        } else {
+            _ = try await harness.manager.updateMessage(messageId: answered.messageId, channelURL: Harness.channel, text: "never")
+        }
+        #expect(await eventually { (try? harness.manager.engine.store.operations().isEmpty) == true })
+        let pending = await collection.pendingMessages
+        #expect(pending.map(\.text) == ["echo me"], "undone at once: \(pending.map(\.text))")
+        #expect(pending.first?.isEditPending == false)
+        #expect(recorder.failedOperations.count == 1)
+        #expect(await harness.manager.message(reqId: draft.reqId)?.text == "echo me")
+        await harness.server.releaseEvents(for: "alice")
+        await harness.settle()
+        #expect(await collection.succeededMessages.last?.text == "echo me")
+        #expect(await collection.pendingMessages.isEmpty)
+        #expect(await onServer(harness, answered.messageId)?.text == "echo me")
+        await checkInvariants(collection, recorder)
+    }
+
     @Test func cancellingAnUploadCancelsItAndSendsNothing() async throws {
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }

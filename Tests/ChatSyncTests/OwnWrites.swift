@@ -64,11 +64,13 @@ struct OwnWrites {
     }
 
     /// A view shows each message with the user's queued edits on top and hides those
-    /// being deleted, whatever the connection.
-    static func checkShown(_ succeeded: [Message], queued: [QueuedOperation], context: String) throws {
-        guard !succeeded.isEmpty else { return }
+    /// being deleted, whatever the connection: in its succeeded list, and in its pending
+    /// list for messages answered and waiting for their echo (`pending`, those with an id).
+    static func checkShown(_ succeeded: [Message], pending: [Message] = [], queued: [QueuedOperation], context: String) throws {
+        let answered = pending.filter { $0.messageId > 0 }
+        guard !succeeded.isEmpty || !answered.isEmpty else { return }
         let byMessage = Dictionary(grouping: queued) { Ref(channelURL: $0.channelURL, messageId: $0.messageId) }
-        for message in succeeded {
+        for message in succeeded + answered {
             let operations = byMessage[Ref(channelURL: message.channelURL, messageId: message.messageId)] ?? []
             #expect(!operations.contains { $0.operation.kind == .deletion }, "a message being deleted is shown: \(context)")
             if let edit = operations.last(where: { $0.operation.kind == .edit }) {

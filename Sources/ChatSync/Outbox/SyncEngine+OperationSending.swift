@@ -86,8 +86,18 @@ extension SyncEngine {
         if queued.operation.kind == .edit, failure.code == ChatServiceError.Code.notFound.rawValue {
             return applyDeleted(channelURL: queued.channelURL, messageIds: [queued.messageId])
         }
-        guard let confirmed = try store.message(channelURL: queued.channelURL, messageId: queued.messageId) else { return }
-        refreshViews(queued.channelURL, with: [confirmed], admitting: queued.operation.kind == .deletion)
+        if let confirmed = try store.message(channelURL: queued.channelURL, messageId: queued.messageId) {
+            refreshViews(queued.channelURL, with: [confirmed], admitting: queued.operation.kind == .deletion)
+        } else if let awaited = awaitedEcho(channelURL: queued.channelURL, messageId: queued.messageId),
+            let shown = pendingWrites.overlaid(awaited)
+        {
+            // Answered and waiting for its echo, it lives in the pending lists, not the
+            // cache: the undo happens there (a refused deletion brings it back).
+            // (One answered on a resend stays in the failed list until its echo, untouched.)
+            for view in views(of: queued.channelURL) where view.filter.matches(shown) && !view.isFailed(shown.reqId) {
+                if queued.operation.kind == .deletion || view.isPending(shown.reqId) { view.upsertPending(shown) }
+            }
+        }
     }
 
     /// Drops the operation from the in-memory queue; answers `false` when something

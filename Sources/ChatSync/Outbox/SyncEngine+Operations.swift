@@ -11,8 +11,7 @@ extension SyncEngine {
             throw SyncManagerError(.invalidParameter, "a synced message needs a channel and a positive messageId")
         }
         let found =
-            try store.message(channelURL: channelURL, messageId: messageId)
-            ?? outbox.awaitingEcho.values.first { $0.channelURL == channelURL && $0.messageId == messageId }
+            try store.message(channelURL: channelURL, messageId: messageId) ?? awaitedEcho(channelURL: channelURL, messageId: messageId)
         guard let message = found else {
             throw SyncManagerError(.invalidParameter, "message \(messageId) of \(channelURL) is not in the cache")
         }
@@ -23,6 +22,12 @@ extension SyncEngine {
             throw SyncManagerError(.invalidParameter, "message \(messageId) is being deleted")
         }
         return message
+    }
+
+    /// A message of this device the service answered for, still waiting for its echo:
+    /// shown in pending lists, not cached yet.
+    func awaitedEcho(channelURL: String, messageId: Int64) -> Message? {
+        outbox.awaitingEcho.values.first { $0.channelURL == channelURL && $0.messageId == messageId }
     }
 
     /// Stores an edit in the outbox, shows it at once, and wakes the channel's text lane.
