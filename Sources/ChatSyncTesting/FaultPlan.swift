@@ -15,28 +15,28 @@ public struct FaultPlan: Sendable, Hashable {
     public var permanentErrorReqIds: Set<String>
     /// Sends with these texts fail permanently.
     public var permanentErrorTexts: Set<String>
-    /// Edits and deletions of these messages fail permanently (`.forbidden`), as for
-    /// messages a moderator locked: a test's way to have one refused for good.
-    public var lockedMessageIds: Set<Int64>
     /// Real time added to every request.
     public var latency: Duration
     /// The answers of this many next look-ups are lost after they are applied, whatever the
     /// rates: a schedule that needs exactly the first few look-ups to go unanswered (and the
     /// next to be answered) uses it. The server counts it down.
     public var lostLookUpAnswers: Int
+    /// Edits and deletions of these messages fail permanently (`.forbidden`), as for
+    /// messages a moderator locked: a test's way to have one refused for good.
+    public var lockedMessageIds: Set<Int64>
 
     /// Creates a plan; with no arguments, no faults.
     public init(
         failRequestRate: Double = 0, loseResponseRate: Double = 0,
         permanentErrorReqIds: Set<String> = [], permanentErrorTexts: Set<String> = [],
-        lockedMessageIds: Set<Int64> = [], latency: Duration = .zero, lostLookUpAnswers: Int = 0
+        latency: Duration = .zero, lostLookUpAnswers: Int = 0, lockedMessageIds: Set<Int64> = []
     ) {
-        self.lockedMessageIds = lockedMessageIds
         self.failRequestRate = failRequestRate
         self.loseResponseRate = loseResponseRate
         self.permanentErrorReqIds = permanentErrorReqIds
         self.permanentErrorTexts = permanentErrorTexts
         self.latency = latency
         self.lostLookUpAnswers = lostLookUpAnswers
+        self.lockedMessageIds = lockedMessageIds
     }
 }

@@ -23,9 +23,17 @@ extension ModelSubject {
         // A view cleared under the fetch (the channel's cached history dropped for an
         // expired change-log token) ends it: the `.clear` tells the app to start over.
         guard hasMore, !mayFallShort, delivered < collection.limit, !wasCleared(since: before) else { return hasMore }
+        // Only what lies beyond the view's edge counts: background work (a catch-up, live
+        // messages, a fresh view's newest page) may insert elsewhere meanwhile.
+        let shown = await collection.succeededMessages
         let again = recorder.events.count
         let hasMoreAgain = try await collection.fetchSucceededMessages(direction)
-        let more = insertedMessages(since: again)
+        let more = insertedMessages(since: again) { message in
+            switch direction {
+            case .previous: shown.first.map { message.sortKey < $0.sortKey } ?? true
+            case .next: shown.last.map { message.sortKey > $0.sortKey } ?? true
+            }
+        }
         #expect(
             more == 0,
             "a \(direction) fetch answered hasMore after \(delivered) of \(collection.limit) though \(more) more were there: \(context())")
@@ -36,10 +44,10 @@ extension ModelSubject {
         recorder.events.dropFirst(index).contains { $0 == .succeeded(.clear, []) }
     }
 
-    /// How many messages the succeeded list gained by insert events since event `index`.
-    private func insertedMessages(since index: Int) -> Int {
+    /// How many messages (of those `counted`) insert events added since event `index`.
+    private func insertedMessages(since index: Int, counted: (Message) -> Bool = { _ in true }) -> Int {
         recorder.events.dropFirst(index).reduce(0) { count, event in
-            if case .succeeded(.insert, let messages) = event { count + messages.count } else { count }
+            if case .succeeded(.insert, let messages) = event { count + messages.count(where: counted) } else { count }
         }
     }
 }

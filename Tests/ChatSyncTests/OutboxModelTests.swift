@@ -60,9 +60,10 @@ struct OutboxModelTests {
         var bursts = SeededGenerator(seed: seed &+ 30_000)
         // Writes refused for good while their message waits for its echo, drawn apart too.
         var refusals = SeededGenerator(seed: seed &+ 40_000)
+        var locked: Set<Int64> = []  // stay locked for the whole run, so a write refused once never lands later
         // "bad" texts are refused from the first step on, however long it takes before the
         // step sets the faults (a burst's sends may reach the service first).
-        await applyFaults(server, faulty: false)
+        await Self.applyFaults(server, faulty: false)
 
         for step in 0..<40 {
             let subject = subjects.randomElement(using: &random)!
@@ -140,13 +141,12 @@ struct OutboxModelTests {
                 log.append("burst queued \(shape)")
             }
             let before = "seed \(seed) step \(step): \(log.suffix(6))"
-            if online, Int.random(in: 0..<6, using: &refusals) == 0,
-                let reqId = try await Self.refusedWriteWhileEchoHeld(
-                    harness, subjects, step: step, random: &refusals, log: &log, context: before)
-            {
-                sent.append(Sent(reqId: reqId, lane: .text, permanent: false))
+            if online, Int.random(in: 0..<6, using: &refusals) == 0 {
+                let write = try await Self.refusedWriteWhileEchoHeld(
+                    harness, subjects, step: step, faulty: faulty, locked: &locked, random: &refusals, log: &log, context: before)
+                sent.append(Sent(reqId: write, lane: .text, permanent: false))
             }
-            await applyFaults(server, faulty: faulty)
+            await Self.applyFaults(server, faulty: faulty, locked: locked)
             await harness.settle()
             for subject in subjects {
                 everFailed.formUnion(subject.recorder.failedReqIds)
@@ -157,7 +157,7 @@ struct OutboxModelTests {
         }
 
         // Flush: a healthy connection, every failure resent, until nothing moves.
-        await server.setFaults(FaultPlan(permanentErrorTexts: Set((0..<40).map { "bad \($0)" })))
+        await Self.applyFaults(server, faulty: false, locked: locked)
         await server.setOnline(true, for: "alice")
         await harness.settle()
         try await harness.resendFailedAndSettle(retryableOnly: true)
@@ -182,9 +182,10 @@ struct OutboxModelTests {
     }
 
     /// Texts marked "bad" are refused for good, whether or not transient faults are on.
-    private func applyFaults(_ server: SimulatedChatServer, faulty: Bool) async {
+    static func applyFaults(_ server: SimulatedChatServer, faulty: Bool, locked: Set<Int64> = []) async {
         var plan = faulty ? FaultPlan(failRequestRate: 0.2, loseResponseRate: 0.2) : FaultPlan()
         plan.permanentErrorTexts = Set((0..<40).map { "bad \($0)" })
+        plan.lockedMessageIds = locked
         await server.setFaults(plan)
     }
 
@@ -204,7 +205,8 @@ struct OutboxModelTests {
             #expect(order == order.sorted(), "lane \(lane) out of order: \(context)")
         }
         let outbox = try harness.outbox()
-        let awaitingEcho = Set(await harness.manager.engine.outbox.awaitingEcho.keys)
+        let awaitingAnswers = await harness.manager.engine.outbox.awaitingEcho
+        let awaitingEcho = Set(awaitingAnswers.keys)
         for subject in subjects {
             let succeeded = await checkInvariants(subject.collection, subject.recorder, context: context)
             let early = subject.recorder.failuresReportedBeforeTheirUndo
@@ -216,7 +218,8 @@ struct OutboxModelTests {
                 Set(pending.map(\.reqId) + failed.map(\.reqId)) == inOutbox.union(awaitingEcho.intersection(pending.map(\.reqId))),
                 "the pending and failed lists are the outbox: \(context)")
             #expect(succeeded.allSatisfy(subject.filter.matches))
-            try OwnWrites.checkShown(succeeded, pending: pending, queued: harness.manager.engine.store.operations(), context: context)
+            try OwnWrites.checkShown(
+                succeeded, pending: pending, awaiting: awaitingAnswers, queued: harness.manager.engine.store.operations(), context: context)
         }
     }
 }

@@ -459,6 +459,36 @@ struct OutboxOperationTests {
         await checkInvariants(collection, recorder)
     }
 
+    /// An edit of a message waiting for its echo lands: the pending list shows it as
+    /// confirmed (no longer pending), and a later refused edit undoes to it, not to the
+    /// text the message was sent with. A second reader found both.
+    @Test func aLandedEditOfAMessageAwaitingItsEchoIsWhatARefusedOneUndoesTo() async throws {
+        let (harness, _, collection, recorder, _) = try await setUp()
+        try await collection.fetchPendingMessages()
+        await harness.server.holdEvents(for: "alice")
+        let draft = try await harness.manager.sendMessage(.text("first"), channelURL: Harness.channel)
+        let engine = harness.manager.engine
+        #expect(await eventually { await engine.outbox.awaitingEcho[draft.reqId] != nil })
+        let answered = try #require(await engine.outbox.awaitingEcho[draft.reqId])
+        _ = try await harness.manager.updateMessage(messageId: answered.messageId, channelURL: Harness.channel, text: "second")
+        #expect(await eventually { (try? engine.store.operations().isEmpty) == true })
+        #expect(await onServer(harness, answered.messageId)?.text == "second")
+        var pending = await collection.pendingMessages
+        #expect(pending.map(\.text) == ["second"] && pending.first?.isEditPending == false, "landed: \(pending)")
+        var plan = await harness.server.faults
+        plan.lockedMessageIds = [answered.messageId]
+        await harness.server.setFaults(plan)
+        _ = try await harness.manager.updateMessage(messageId: answered.messageId, channelURL: Harness.channel, text: "third")
+        #expect(await eventually { (try? engine.store.operations().isEmpty) == true })
+        pending = await collection.pendingMessages
+        #expect(pending.map(\.text) == ["second"] && pending.first?.isEditPending == false, "undone to the landed edit: \(pending)")
+        await harness.server.releaseEvents(for: "alice")
+        await harness.settle()
+        #expect(await collection.succeededMessages.last?.text == "second")
+        #expect(await collection.pendingMessages.isEmpty)
+        await checkInvariants(collection, recorder)
+    }
+
     @Test func cancellingAnUploadCancelsItAndSendsNothing() async throws {
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }

@@ -65,9 +65,18 @@ struct OwnWrites {
 
     /// A view shows each message with the user's queued edits on top and hides those
     /// being deleted, whatever the connection: in its succeeded list, and in its pending
-    /// list for messages answered and waiting for their echo (`pending`, those with an id).
-    static func checkShown(_ succeeded: [Message], pending: [Message] = [], queued: [QueuedOperation], context: String) throws {
-        let answered = pending.filter { $0.messageId > 0 }
+    /// list for messages answered and waiting for their echo (`awaiting`, the engine's
+    /// answers by request id: a pending entry may not carry the id its answer gave).
+    static func checkShown(
+        _ succeeded: [Message], pending: [Message] = [], awaiting: [String: Message] = [:], queued: [QueuedOperation],
+        context: String
+    ) throws {
+        let answered = pending.compactMap { entry -> Message? in
+            guard let answer = awaiting[entry.reqId] else { return nil }
+            var shown = entry
+            shown.messageId = answer.messageId
+            return shown
+        }
         guard !succeeded.isEmpty || !answered.isEmpty else { return }
         let byMessage = Dictionary(grouping: queued) { Ref(channelURL: $0.channelURL, messageId: $0.messageId) }
         for message in succeeded + answered {

@@ -61,6 +61,15 @@ extension SyncEngine {
         _ = forget(queued)
         outbox.noteUpdated(answer)  // also when the cache does not hold it
         let confirmed = try store.landEdit(operationId: queued.id, answer: answer)
+        if let awaited = awaitedEcho(channelURL: answer.channelURL, messageId: answer.messageId) {
+            // Still waiting for its echo, it is shown from the answer kept for it: that
+            // copy becomes the confirmed version, or a later refused edit would undo to
+            // the text before this one.
+            var copy = answer
+            copy.reqId = awaited.reqId
+            outbox.awaitingEcho[awaited.reqId] = copy
+            showAwaitedEcho(pendingWrites.overlaid(copy) ?? copy)
+        }
         try resolveOwnUpdates([confirmed], in: answer.channelURL)
         refreshViews(answer.channelURL, with: [confirmed], admitting: false)
         noteChangedMessage(channelURL: answer.channelURL, messageId: answer.messageId, now: confirmed)

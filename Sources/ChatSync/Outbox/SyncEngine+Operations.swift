@@ -45,7 +45,7 @@ extension SyncEngine {
 
     /// A message answered but still waiting for its echo is in pending lists: an edit
     /// shows there at once (the echo enters the succeeded lists with the edit laid over).
-    private func showAwaitedEcho(_ shown: Message) {
+    func showAwaitedEcho(_ shown: Message) {
         guard !shown.reqId.isEmpty, outbox.awaitingEcho[shown.reqId]?.messageId == shown.messageId else { return }
         for view in views(of: shown.channelURL) where view.isPending(shown.reqId) { view.upsertPending(shown) }
     }

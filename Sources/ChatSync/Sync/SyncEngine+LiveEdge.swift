@@ -53,11 +53,13 @@ extension SyncEngine {
                 channelURL: channelURL, direction: .older, from: edge, inclusive: true, bound: max(known ?? chunk.start, chunk.start),
                 limit: view.limit, filter: view.filter
             ).filter { row in known.map { row.sortKey > $0 } ?? true }
+            // Rows whose deletion is queued stay hidden: only what the view shows fills its page.
+            var shown = 0
             if let oldest = rows.first {
-                view.insert(rows, growing: .next)
+                shown = view.insert(rows, growing: .next)
                 view.bounds.extendLower(to: oldest.sortKey)
             }
-            if canReachService, newestPageIsShort(view, shown: rows.count, chunk: chunk, known: known) {
+            if canReachService, newestPageIsShort(view, shown: shown, read: rows.count, chunk: chunk, known: known) {
                 completeNewestPage(of: view, above: known)
             }
         }

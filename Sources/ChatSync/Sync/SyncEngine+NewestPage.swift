@@ -14,16 +14,20 @@ struct OwedNewestPage: Sendable {
 }
 
 extension SyncEngine {
-    /// Whether a fresh view, just placed at the live edge of `chunk` with `shown` of its
-    /// messages, may be missing part of its newest page: it holds less than a page, and
-    /// messages may exist below the chunk that are newer than the newest one cached when
-    /// the view opened (`known`; with nothing cached then, any message counts).
-    func newestPageIsShort(_ view: MessageView, shown: Int, chunk: Chunk, known: MessageKey?) -> Bool {
-        shown < view.limit && chunk.start != .min && known.map { chunk.start > $0 } ?? true
+    /// Whether a fresh view, just placed at the live edge of `chunk` with `shown` of the
+    /// `read` rows it was given, may be missing part of its newest page: it holds less
+    /// than a page, and either queued deletions hid part of a full read (the chunk may
+    /// hold more below it), or messages may exist below the chunk that are newer than
+    /// the newest one cached when the view opened (`known`; with nothing cached then, any
+    /// message counts).
+    func newestPageIsShort(_ view: MessageView, shown: Int, read: Int, chunk: Chunk, known: MessageKey?) -> Bool {
+        guard shown < view.limit else { return false }
+        if read == view.limit { return true }
+        return chunk.start != .min && known.map { chunk.start > $0 } ?? true
     }
 
     /// Completes, in the background, the newest page of a view the channel's going live
-    /// left short (see ``newestPageIsShort(_:shown:chunk:known:)``): the live chunk holds
+    /// left short (see ``newestPageIsShort(_:shown:read:chunk:known:)``): the live chunk holds
     /// only the newest batch, and a filtered view may find none of its messages there.
     /// Without this, a view opened at `.max` while offline on an empty cache showed
     /// nothing once online although its newest messages existed, until the app fetched
