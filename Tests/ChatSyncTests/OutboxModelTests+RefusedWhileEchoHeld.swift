@@ -27,6 +27,11 @@ extension OutboxModelTests {
             await server.releaseEvents(for: "alice")
             return draft.reqId
         }
+        // A view opened now lists it too: it left the outbox and is not cached yet.
+        let late = try await ModelSubject.open(harness.manager, filter: MessageFilter(), limit: 10)
+        let listed = await late.collection.pendingMessages.filter { $0.reqId == draft.reqId }.map(\.text)
+        #expect(listed == [awaited.text], "a view opened while an echo is awaited lists the message: \(listed) \(context())")
+        await late.collection.remove()
         locked.insert(awaited.messageId)
         await applyFaults(server, faulty: faulty, locked: locked)
         log.append("send w\(step) with its echo held, then a refused \(deleting ? "deletion" : "edit")")

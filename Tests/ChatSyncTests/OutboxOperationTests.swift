@@ -489,6 +489,28 @@ struct OutboxOperationTests {
         await checkInvariants(collection, recorder)
     }
 
+    /// A collection opened while a message waits for its echo lists it as pending: the
+    /// message left the outbox when answered and is not cached yet, so before it showed
+    /// nowhere in such a collection until the echo came.
+    @Test func aCollectionOpenedWhileAnEchoIsAwaitedListsTheMessage() async throws {
+        let (harness, _, _, _, _) = try await setUp()
+        await harness.server.holdEvents(for: "alice")
+        let draft = try await harness.manager.sendMessage(.text("on its way"), channelURL: Harness.channel)
+        let engine = harness.manager.engine
+        #expect(await eventually { await engine.outbox.awaitingEcho[draft.reqId] != nil })
+        let late = try await harness.manager.messageCollection(channelURL: Harness.channel)
+        let recorder = EventRecorder()
+        await late.setHandler(recorder)
+        try await late.fetchPendingMessages()
+        #expect(await late.pendingMessages.map(\.reqId) == [draft.reqId])
+        await harness.server.releaseEvents(for: "alice")
+        _ = try await late.fetchSucceededMessages(.previous)
+        await harness.settle()
+        #expect(await late.pendingMessages.isEmpty)
+        #expect(await late.succeededMessages.last?.reqId == draft.reqId)
+        await checkInvariants(late, recorder)
+    }
+
     @Test func cancellingAnUploadCancelsItAndSendsNothing() async throws {
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
