@@ -124,6 +124,16 @@ struct OutboxOperationTests {
         await collection.succeededMessages.first { $0.messageId == messageId }
     }
 
+    /// Alice's message `text`, sent with her real-time events held: answered, and waiting
+    /// for its echo until the test releases them. Answers the draft and the answer.
+    private func sentWithEchoHeld(_ harness: Harness, text: String) async throws -> (draft: Message, answered: Message) {
+        await harness.server.holdEvents(for: "alice")
+        let draft = try await harness.manager.sendMessage(.text(text), channelURL: Harness.channel)
+        let engine = harness.manager.engine
+        #expect(await eventually { await engine.outbox.awaitingEcho[draft.reqId] != nil })
+        return (draft, try #require(await engine.outbox.awaitingEcho[draft.reqId]))
+    }
+
     private func onServer(_ harness: Harness, _ messageId: Int64) async -> Message? {
         await harness.server.messages(in: Harness.channel).first { $0.messageId == messageId }
     }
@@ -402,11 +412,7 @@ struct OutboxOperationTests {
     func aMessageAwaitingItsEchoIsEditedOrDeletedAtOnce(deleting: Bool) async throws {
         let (harness, _, collection, recorder, _) = try await setUp()
         try await collection.fetchPendingMessages()
-        await harness.server.holdEvents(for: "alice")
-        let draft = try await harness.manager.sendMessage(.text("echo me"), channelURL: Harness.channel)
-        let engine = harness.manager.engine
-        #expect(await eventually { await engine.outbox.awaitingEcho[draft.reqId] != nil })
-        let answered = try #require(await engine.outbox.awaitingEcho[draft.reqId])
+        let (draft, answered) = try await sentWithEchoHeld(harness, text: "echo me")
         #expect(await collection.pendingMessages.map(\.reqId) == [draft.reqId])
         if deleting {
             try await harness.manager.deleteMessage(messageId: answered.messageId, channelURL: Harness.channel)
@@ -433,11 +439,7 @@ struct OutboxOperationTests {
     func aRefusedWriteOfAMessageAwaitingItsEchoIsUndoneInThePendingList(deleting: Bool) async throws {
         let (harness, faults, collection, recorder, _) = try await setUp()
         try await collection.fetchPendingMessages()
-        await harness.server.holdEvents(for: "alice")
-        let draft = try await harness.manager.sendMessage(.text("echo me"), channelURL: Harness.channel)
-        let engine = harness.manager.engine
-        #expect(await eventually { await engine.outbox.awaitingEcho[draft.reqId] != nil })
-        let answered = try #require(await engine.outbox.awaitingEcho[draft.reqId])
+        let (draft, answered) = try await sentWithEchoHeld(harness, text: "echo me")
         await faults.refuseEdits(with: .permanent(.forbidden, "edits are closed"))
         await faults.refuseDeletions(with: .permanent(.forbidden, "deletions are closed"))
         if deleting {
@@ -465,11 +467,8 @@ struct OutboxOperationTests {
     @Test func aLandedEditOfAMessageAwaitingItsEchoIsWhatARefusedOneUndoesTo() async throws {
         let (harness, _, collection, recorder, _) = try await setUp()
         try await collection.fetchPendingMessages()
-        await harness.server.holdEvents(for: "alice")
-        let draft = try await harness.manager.sendMessage(.text("first"), channelURL: Harness.channel)
+        let (_, answered) = try await sentWithEchoHeld(harness, text: "first")
         let engine = harness.manager.engine
-        #expect(await eventually { await engine.outbox.awaitingEcho[draft.reqId] != nil })
-        let answered = try #require(await engine.outbox.awaitingEcho[draft.reqId])
         _ = try await harness.manager.updateMessage(messageId: answered.messageId, channelURL: Harness.channel, text: "second")
         #expect(await eventually { (try? engine.store.operations().isEmpty) == true })
         #expect(await onServer(harness, answered.messageId)?.text == "second")
@@ -494,10 +493,7 @@ struct OutboxOperationTests {
     /// nowhere in such a collection until the echo came.
     @Test func aCollectionOpenedWhileAnEchoIsAwaitedListsTheMessage() async throws {
         let (harness, _, _, _, _) = try await setUp()
-        await harness.server.holdEvents(for: "alice")
-        let draft = try await harness.manager.sendMessage(.text("on its way"), channelURL: Harness.channel)
-        let engine = harness.manager.engine
-        #expect(await eventually { await engine.outbox.awaitingEcho[draft.reqId] != nil })
+        let (draft, _) = try await sentWithEchoHeld(harness, text: "on its way")
         let late = try await harness.manager.messageCollection(channelURL: Harness.channel)
         let recorder = EventRecorder()
         await late.setHandler(recorder)
