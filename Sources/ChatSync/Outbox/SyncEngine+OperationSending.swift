@@ -101,10 +101,12 @@ extension SyncEngine {
             let shown = pendingWrites.overlaid(awaited)
         {
             // Answered and waiting for its echo, it lives in the pending lists, not the
-            // cache: the undo happens there (a refused deletion brings it back).
-            // (One answered on a resend stays in the failed list until its echo, untouched.)
+            // cache: the undo happens there, as the edit was shown there.
+            guard queued.operation.kind == .deletion else { return showAwaitedEcho(shown) }
+            // A refused deletion brings it back. (One answered on a resend stays in the
+            // failed list until its echo, untouched.)
             for view in views(of: queued.channelURL) where view.filter.matches(shown) && !view.isFailed(shown.reqId) {
-                if queued.operation.kind == .deletion || view.isPending(shown.reqId) { view.upsertPending(shown) }
+                view.upsertPending(shown)
             }
         }
     }

@@ -51,11 +51,10 @@ extension SyncEngine {
     /// caller inserts it where it belongs. Many services echo a message without its
     /// request id: an awaited echo is also recognised by its id, and gets its request id back.
     func resolveArrival(_ message: inout Message) throws {
-        if message.reqId.isEmpty, !outbox.awaitingEcho.isEmpty {
-            let id = (message.channelURL, message.messageId)
-            if let reqId = outbox.awaitingEcho.first(where: { ($0.value.channelURL, $0.value.messageId) == id })?.key {
-                message.reqId = reqId
-            }
+        if message.reqId.isEmpty, !outbox.awaitingEcho.isEmpty,
+            let awaited = awaitedEcho(channelURL: message.channelURL, messageId: message.messageId)
+        {
+            message.reqId = awaited.reqId  // an answer names its own request id (checked when it came)
         }
         guard !message.reqId.isEmpty else { return }
         // A request id names a message within one channel: the same id elsewhere, or on
