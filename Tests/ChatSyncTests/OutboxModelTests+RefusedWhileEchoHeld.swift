@@ -17,6 +17,9 @@ extension OutboxModelTests {
         let server = harness.server
         let engine = harness.manager.engine
         let deleting = Bool.random(using: &random)
+        // In one of three, an edit of the answered message lands first: the pending list
+        // must show it as confirmed, and the refused write undo to it.
+        let landsAnEditFirst = Int.random(in: 0..<3, using: &random) == 0
         await server.holdEvents(for: "alice")
         let draft = try await harness.manager.sendMessage(.text("w\(step)"), channelURL: Harness.channel)
         // Events held, settling ends once the send is answered (or failed): only an answer
@@ -32,9 +35,26 @@ extension OutboxModelTests {
         let listed = await late.collection.pendingMessages.filter { $0.reqId == draft.reqId }.map(\.text)
         #expect(listed == [awaited.text], "a view opened while an echo is awaited lists the message: \(listed) \(context())")
         await late.collection.remove()
+        var confirmedText = awaited.text
+        if landsAnEditFirst {
+            _ = try await harness.manager.updateMessage(messageId: awaited.messageId, channelURL: Harness.channel, text: "landed \(step)")
+            await harness.settle()
+            let landed = await server.messages(in: Harness.channel).first { $0.messageId == awaited.messageId }?.text
+            // Spent retries after lost answers fail the edit although the service applied it:
+            // the device never learnt of it, and shows what it last confirmed.
+            let reportedFailed = subjects.contains { $0.recorder.failedOperations.contains { $0.text == "landed \(step)" } }
+            if landed == "landed \(step)", !reportedFailed { confirmedText = "landed \(step)" }
+            let queued = try engine.store.operations()
+            let awaiting = await engine.outbox.awaitingEcho
+            for subject in subjects where subject.filter.matches(awaited) {
+                let pending = await subject.collection.pendingMessages
+                try OwnWrites.checkShown([], pending: pending, awaiting: awaiting, queued: queued, context: context())
+            }
+        }
         locked.insert(awaited.messageId)
         await applyFaults(server, faulty: faulty, locked: locked)
-        log.append("send w\(step) with its echo held, then a refused \(deleting ? "deletion" : "edit")")
+        log.append(
+            "send w\(step) with its echo held\(landsAnEditFirst ? ", an edit," : ""), then a refused \(deleting ? "deletion" : "edit")")
         if deleting {
             try await harness.manager.deleteMessage(messageId: awaited.messageId, channelURL: Harness.channel)
         } else {
@@ -47,12 +67,14 @@ extension OutboxModelTests {
         for subject in subjects where subject.filter.matches(awaited) {
             let pending = await subject.collection.pendingMessages
             try OwnWrites.checkShown([], pending: pending, awaiting: awaiting, queued: queued, context: context())
-            // A resend answered while the message was failed leaves it in the failed list until its echo.
-            let failed = await subject.collection.failedMessages.filter { $0.reqId == draft.reqId }
-            let shown = pending.filter { $0.reqId == draft.reqId } + failed
+            // A resend answered while the message was failed leaves it in the failed list
+            // until its echo, where the user's writes do not show yet (a known gap): its
+            // text there is the one it was sent with.
+            let failed = await subject.collection.failedMessages.filter { $0.reqId == draft.reqId }.map(\.text)
+            let listed = pending.filter { $0.reqId == draft.reqId }.map(\.text)
             #expect(
-                shown.map(\.text) == [awaited.text],
-                "a refused write of a message awaiting its echo is undone where it is shown: \(shown.map(\.text)) \(context())")
+                listed + failed == (failed.isEmpty ? [confirmedText] : [awaited.text]),
+                "a refused write of a message awaiting its echo is undone where it is shown: \(listed) \(failed) \(context())")
         }
         await server.releaseEvents(for: "alice")
         return draft.reqId
