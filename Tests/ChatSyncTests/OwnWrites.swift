@@ -71,6 +71,12 @@ struct OwnWrites {
         _ succeeded: [Message], pending: [Message] = [], awaiting: [String: Message] = [:], queued: [QueuedOperation],
         context: String
     ) throws {
+        // Pending means created, uploading or syncing (API §2), ascending by creation
+        // whichever way each message entered the list (sent, resent, fetched, relaunched).
+        let notPending = pending.filter { !$0.syncState.isPending }.map(\.syncState)
+        #expect(notPending.isEmpty, "a pending list holds messages \(notPending): \(context)")
+        let created = pending.map(\.createdAt)
+        #expect(created == created.sorted(), "a pending list is out of order \(created): \(context)")
         let answered = pending.compactMap { entry -> Message? in
             guard let answer = awaiting[entry.reqId] else { return nil }
             var shown = entry

@@ -176,14 +176,17 @@ public final class MessageCollectionModel {
         }
     }
 
-    /// Pending and failed lists are in the order their messages arrived; identity is `reqId`.
+    /// Pending and failed lists are in creation order, as the collection keeps them
+    /// (Guarantees: Collection events); identity is `reqId`.
     private static func apply(_ action: MessageEventAction, _ messages: [Message], to list: inout [Message]) {
         switch action {
         case .insert:
-            list.append(contentsOf: messages)
+            for message in messages { list.insertInCreationOrder(message) }
         case .update:
             for message in messages {
-                if let index = list.firstIndex(where: { $0.reqId == message.reqId }) { list[index] = message }
+                if let index = list.firstIndex(where: { $0.reqId == message.reqId }) {
+                    list.replaceInCreationOrder(at: index, with: message)
+                }
             }
         case .remove:
             let reqIds = Set(messages.map(\.reqId))

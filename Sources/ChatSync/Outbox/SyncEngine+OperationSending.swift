@@ -106,7 +106,7 @@ extension SyncEngine {
             // A refused deletion brings it back. (One answered on a resend stays in the
             // failed list until its echo, untouched.)
             for view in views(of: queued.channelURL) where view.filter.matches(shown) && !view.isFailed(shown.reqId) {
-                view.upsertPending(shown)
+                view.upsertPending(pendingCopy(of: shown))
             }
         }
     }

@@ -30,6 +30,15 @@ extension SyncEngine {
         outbox.awaitingEcho.values.first { $0.channelURL == channelURL && $0.messageId == messageId }
     }
 
+    /// How a pending list shows an answer still waiting for its echo: `.syncing`, as the
+    /// views that listed it when it was sent still show it (pending means created,
+    /// uploading or syncing). It is `.synced` once its echo puts it in the succeeded lists.
+    func pendingCopy(of answer: Message) -> Message {
+        var copy = answer
+        copy.syncState = .syncing
+        return copy
+    }
+
     /// Stores an edit in the outbox, shows it at once, and wakes the channel's text lane.
     func editOwn(messageId: Int64, channelURL: String, text: String) throws -> Message {
         guard !text.allSatisfy(\.isWhitespace), text.count <= SendLimits.maxTextLength else {
@@ -47,7 +56,7 @@ extension SyncEngine {
     /// shows there at once (the echo enters the succeeded lists with the edit laid over).
     func showAwaitedEcho(_ shown: Message) {
         guard !shown.reqId.isEmpty, outbox.awaitingEcho[shown.reqId]?.messageId == shown.messageId else { return }
-        for view in views(of: shown.channelURL) where view.isPending(shown.reqId) { view.upsertPending(shown) }
+        for view in views(of: shown.channelURL) where view.isPending(shown.reqId) { view.upsertPending(pendingCopy(of: shown)) }
     }
 
     /// Stores a deletion in the outbox, removes the message from every view at once, and

@@ -94,11 +94,10 @@ extension SyncEngine {
     func fetchPending(_ id: Int) throws {
         let view = try view(id)
         view.outlet.appActed()
-        // The answered ones first: they were sent before what still waits in the outbox.
         let awaited = outbox.awaitingEcho.values.filter { $0.channelURL == view.channelURL }.sorted { $0.sortKey < $1.sortKey }
         for answer in awaited where !view.isPending(answer.reqId) && !view.isFailed(answer.reqId) {
             guard let shown = pendingWrites.overlaid(answer), view.filter.matches(shown) else { continue }
-            view.upsertPending(shown)
+            view.upsertPending(pendingCopy(of: shown))
         }
         let entries = try store.outboxEntries(channelURL: view.channelURL, states: [.created, .uploading, .syncing])
         for entry in entries where view.filter.matches(entry.message) && !view.isPending(entry.reqId) {
