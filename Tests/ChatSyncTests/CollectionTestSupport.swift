@@ -197,16 +197,14 @@ func replayEvents(_ events: [MessageCollectionEvent]) -> (succeeded: [Message], 
     var succeeded: [Message] = []
     var pending: [Message] = []
     var failed: [Message] = []
-    // Pending and failed lists are ascending by `createdAt`; an insertion goes after the
-    // messages of the same millisecond, and an update that changes the time moves it.
+    // Pending and failed lists are ascending by `createdAt`: an insertion goes after the
+    // messages of the same millisecond (the succeeded list is sorted at the end).
     func apply(_ action: MessageEventAction, _ messages: [Message], to list: inout [Message], id: (Message) -> String) {
         switch action {
         case .insert: for message in messages { list.insertInCreationOrder(message) }
         case .update:
             for message in messages {
-                if let index = list.firstIndex(where: { id($0) == id(message) }) {
-                    list.replaceInCreationOrder(at: index, with: message)
-                }
+                if let index = list.firstIndex(where: { id($0) == id(message) }) { list[index] = message }
             }
         case .remove: list.removeAll { existing in messages.contains { id($0) == id(existing) } }
         case .clear: list.removeAll()

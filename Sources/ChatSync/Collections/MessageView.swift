@@ -267,9 +267,9 @@ final class MessageView {
     /// Adds to the pending list (or replaces the entry with the same `reqId`).
     func upsertPending(_ message: Message) {
         switch pendingList.upsert(message) {
-        case .inserted: emit(.pending(.insert, [message]))
-        case .updated: emit(.pending(.update, [message]))
-        case .unchanged: break
+        case (.inserted, let listed): emit(.pending(.insert, [listed]))
+        case (.updated, let listed): emit(.pending(.update, [listed]))
+        case (.unchanged, _): break
         }
     }
 
@@ -282,8 +282,8 @@ final class MessageView {
 
     func upsertFailed(_ message: Message, reason: FailedMessageEventActionReason) {
         switch failedList.upsert(message) {
-        case .inserted: emit(.failed(.insert, [message], reason))
-        case .updated, .unchanged: emit(.failed(.update, [message], reason))
+        case (.inserted, let listed): emit(.failed(.insert, [listed], reason))
+        case (.updated, let listed), (.unchanged, let listed): emit(.failed(.update, [listed], reason))
         }
     }
 

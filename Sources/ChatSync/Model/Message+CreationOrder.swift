@@ -7,15 +7,4 @@ extension Array where Element == Message {
         if last.map({ $0.createdAt <= message.createdAt }) ?? true { return append(message) }
         insert(message, at: partitionPoint { $0.createdAt <= message.createdAt })
     }
-
-    /// Replaces the message at `index` with a newer copy, moving it if its `createdAt`
-    /// changed (an answer waiting for its echo carries the service's time).
-    mutating func replaceInCreationOrder(at index: Int, with message: Message) {
-        guard self[index].createdAt != message.createdAt else {
-            self[index] = message
-            return
-        }
-        remove(at: index)
-        insertInCreationOrder(message)
-    }
 }

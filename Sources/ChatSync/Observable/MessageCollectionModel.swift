@@ -176,17 +176,16 @@ public final class MessageCollectionModel {
         }
     }
 
-    /// Pending and failed lists are in creation order, as the collection keeps them
-    /// (Guarantees: Collection events); identity is `reqId`.
+    /// Pending and failed lists are ascending by `createdAt`, as the collection keeps them:
+    /// an insertion goes after the messages of its millisecond, an update replaces in
+    /// place (Guarantees: Collection events); identity is `reqId`.
     private static func apply(_ action: MessageEventAction, _ messages: [Message], to list: inout [Message]) {
         switch action {
         case .insert:
             for message in messages { list.insertInCreationOrder(message) }
         case .update:
             for message in messages {
-                if let index = list.firstIndex(where: { $0.reqId == message.reqId }) {
-                    list.replaceInCreationOrder(at: index, with: message)
-                }
+                if let index = list.firstIndex(where: { $0.reqId == message.reqId }) { list[index] = message }
             }
         case .remove:
             let reqIds = Set(messages.map(\.reqId))
