@@ -8,13 +8,14 @@
 /// binary search on the time it was listed with.
 struct KeyedList {
     private var ordered: [Message] = []
-    private var byReqId: [String: Message] = [:]
+    /// The `createdAt` each message was listed with: where to search for it.
+    private var listedAt: [String: Int64] = [:]
 
     enum Change { case inserted, updated, unchanged }
 
     var messages: [Message] { ordered }
 
-    func contains(_ reqId: String) -> Bool { byReqId[reqId] != nil }
+    func contains(_ reqId: String) -> Bool { listedAt[reqId] != nil }
 
     /// Adds `message`, or replaces the entry with its `reqId` where it is: an update
     /// keeps the `createdAt` the message joined with, so it never moves (API §3.3: update
@@ -22,30 +23,30 @@ struct KeyedList {
     /// and would otherwise move in the views that listed it when it was sent.
     /// Answers the change and the message as listed.
     mutating func upsert(_ message: Message) -> (Change, Message) {
-        guard let old = byReqId[message.reqId] else {
-            byReqId[message.reqId] = message
+        guard let createdAt = listedAt[message.reqId] else {
+            listedAt[message.reqId] = message.createdAt
             ordered.insertInCreationOrder(message)
             return (.inserted, message)
         }
+        let index = position(of: message.reqId, listedAt: createdAt)
         var listed = message
-        listed.createdAt = old.createdAt
-        byReqId[message.reqId] = listed
-        ordered[position(of: old)] = listed
-        return (old == listed ? .unchanged : .updated, listed)
+        listed.createdAt = createdAt
+        let change: Change = ordered[index] == listed ? .unchanged : .updated
+        ordered[index] = listed
+        return (change, listed)
     }
 
     mutating func remove(_ reqId: String) -> Message? {
-        guard let message = byReqId.removeValue(forKey: reqId) else { return nil }
-        ordered.remove(at: position(of: message))
-        return message
+        guard let createdAt = listedAt.removeValue(forKey: reqId) else { return nil }
+        return ordered.remove(at: position(of: reqId, listedAt: createdAt))
     }
 
-    /// Where the listed `message` is (`byReqId` holds it, so it is there): among those
+    /// Where the listed message is (`listedAt` holds it, so it is there): among those
     /// created in the same millisecond.
-    private func position(of message: Message) -> Int {
-        var index = ordered.partitionPoint { $0.createdAt < message.createdAt }
-        while index < ordered.count - 1, ordered[index].reqId != message.reqId { index += 1 }
-        assert(ordered[index].reqId == message.reqId, "a listed message is where its time says")
+    private func position(of reqId: String, listedAt createdAt: Int64) -> Int {
+        var index = ordered.partitionPoint { $0.createdAt < createdAt }
+        while index < ordered.count - 1, ordered[index].reqId != reqId { index += 1 }
+        assert(ordered[index].reqId == reqId, "a listed message is where its time says")
         return index
     }
 }

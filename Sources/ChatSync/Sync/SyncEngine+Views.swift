@@ -94,6 +94,7 @@ extension SyncEngine {
     func fetchPending(_ id: Int) throws {
         let view = try view(id)
         view.outlet.appActed()
+        // The list orders them; sorting first only fixes the order of a millisecond's ties.
         let awaited = outbox.awaitingEcho.values.filter { $0.channelURL == view.channelURL }.sorted { $0.sortKey < $1.sortKey }
         for answer in awaited where !view.isPending(answer.reqId) && !view.isFailed(answer.reqId) {
             guard let shown = pendingWrites.overlaid(answer), view.filter.matches(shown) else { continue }
