@@ -42,16 +42,13 @@ extension SoakTests {
                     let text = "mine before echo \(state.log.count)"
                     let shown = try await harness.manager.updateMessage(messageId: target.messageId, channelURL: channelURL, text: text)
                     #expect(shown.text == text && shown.isEditPending, "an edit before the echo is shown at once")
+                    var listed: [Message?] = []
                     for subject in subjects where subject.channelURL == channelURL {
-                        let listed = await subject.model.collection.pendingMessages.first { $0.reqId == target.reqId }
-                        // The lane may have sent the edit meanwhile, and the injected faults may have
-                        // failed it for good (undone to the text confirmed). Operations only leave the
-                        // queue, so one still queued now was queued when the list was read.
-                        let stillQueued = try harness.manager.engine.store.operations().contains {
-                            $0.operation.kind == .edit && $0.operation.messageId == target.messageId
-                        }
+                        listed.append(await subject.model.collection.pendingMessages.first { $0.reqId == target.reqId })
+                    }
+                    if try Self.isQueued(.edit, of: target, harness) {
                         #expect(
-                            listed == nil || listed?.text == text || !stillQueued,
+                            listed.allSatisfy { $0 == nil || $0?.text == text },
                             "a view lists it with the edit while it is queued: seed \(state.seed) \(state.log.suffix(4))")
                     }
                     state.operationsAsked += 1
@@ -65,15 +62,13 @@ extension SoakTests {
                     state.log.append("  alice deletes it before its echo")
                     // Awaiting its echo it is in pending lists: it leaves them at once. (Whether
                     // a resolved one left the succeeded lists is checked after the step settles.)
+                    var listing = false
                     for subject in subjects where subject.channelURL == channelURL {
-                        let pending = await subject.model.collection.pendingMessages
-                        // As for the edit above: a deletion failed for good meanwhile is undone.
-                        let stillQueued = try harness.manager.engine.store.operations().contains {
-                            $0.operation.kind == .deletion && $0.operation.messageId == target.messageId
-                        }
+                        listing = await subject.model.collection.pendingMessages.contains { $0.reqId == target.reqId } || listing
+                    }
+                    if try Self.isQueued(.deletion, of: target, harness) {
                         #expect(
-                            !pending.contains { $0.reqId == target.reqId } || !stillQueued,
-                            "a deleted message leaves the pending lists at once: seed \(state.seed) \(state.log.suffix(4))")
+                            !listing, "a deleted message leaves the pending lists at once: seed \(state.seed) \(state.log.suffix(4))")
                     }
                 }
             } catch let error as SyncManagerError where error.code == .invalidParameter {
@@ -84,6 +79,16 @@ extension SoakTests {
             }
         }
         await server.releaseEvents(for: "alice")
+    }
+
+    /// Whether alice's `kind` of `message` still waits in the outbox. The lane may send it
+    /// while a check reads the lists, and injected faults may fail it for good there,
+    /// undone as they should be; operations only leave the queue, so one still queued
+    /// when this is read after the lists was queued when they were read.
+    private static func isQueued(_ kind: OutboxOperation.Kind, of message: Message, _ harness: Harness) throws -> Bool {
+        try harness.manager.engine.store.operations().contains {
+            $0.operation.kind == kind && $0.operation.messageId == message.messageId
+        }
     }
 
     /// The app is closed while a media message uploads, and relaunched on the same file:
