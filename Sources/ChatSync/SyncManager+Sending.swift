@@ -74,7 +74,9 @@ extension SyncManager {
     /// shown.isEditPending   // true until the service confirms it
     /// ```
     ///
-    /// - Returns: the message as the collections now show it.
+    /// - Returns: the message as the collections now show it: `.synced` with
+    ///   `isEditPending`, or `.syncing` for a message the service answered for whose
+    ///   echo has not come (it is in the pending lists until then).
     /// - Throws: ``SyncManagerError/Code/invalidParameter`` for empty or oversized text,
     ///   a message that is not cached, not the user's, or being deleted;
     ///   ``SyncManagerError/Code/closed`` after `close()`.

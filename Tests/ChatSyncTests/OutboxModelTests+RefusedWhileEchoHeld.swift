@@ -34,6 +34,9 @@ extension OutboxModelTests {
         let late = try await ModelSubject.open(harness.manager, filter: MessageFilter(), limit: 10)
         let listed = await late.collection.pendingMessages.filter { $0.reqId == draft.reqId }.map(\.text)
         #expect(listed == [awaited.text], "a view opened while an echo is awaited lists the message: \(listed) \(context())")
+        var lists = [await late.collection.pendingMessages]
+        for subject in subjects { lists.append(await subject.collection.pendingMessages) }
+        checkListedAlike(lists, context: context())
         await late.collection.remove()
         var confirmedText = awaited.text
         if landsAnEditFirst {

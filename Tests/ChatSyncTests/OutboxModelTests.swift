@@ -61,6 +61,10 @@ struct OutboxModelTests {
         // Writes refused for good while their message waits for its echo, drawn apart too.
         var refusals = SeededGenerator(seed: seed &+ 40_000)
         var locked: Set<Int64> = []  // stay locked for the whole run, so a write refused once never lands later
+        // A collection fetching its pending and failed lists again mid-schedule (an app's
+        // pull to refresh, or a screen shown again), drawn apart too: a resend in flight
+        // then belongs to the failed list alone (API §4.3).
+        var refetches = SeededGenerator(seed: seed &+ 50_000)
         // "bad" texts are refused from the first step on, however long it takes before the
         // step sets the faults (a burst's sends may reach the service first).
         await Self.applyFaults(server, faulty: false)
@@ -140,6 +144,7 @@ struct OutboxModelTests {
                 }
                 log.append("burst queued \(shape)")
             }
+            try await listsFetchedAgain(subjects, random: &refetches, log: &log)
             let before = "seed \(seed) step \(step): \(log.suffix(6))"
             if online, Int.random(in: 0..<6, using: &refusals) == 0 {
                 let write = try await Self.refusedWriteWhileEchoHeld(
@@ -207,6 +212,14 @@ struct OutboxModelTests {
         let outbox = try harness.outbox()
         let awaitingAnswers = await harness.manager.engine.outbox.awaitingEcho
         let awaitingEcho = Set(awaitingAnswers.keys)
+        var pendingLists: [[Message]] = []
+        var failedLists: [[Message]] = []
+        for subject in subjects {
+            pendingLists.append(await subject.collection.pendingMessages)
+            failedLists.append(await subject.collection.failedMessages)
+        }
+        checkListedAlike(pendingLists, context: context)
+        checkListedAlike(failedLists, context: context)
         for subject in subjects {
             let succeeded = await checkInvariants(subject.collection, subject.recorder, context: context)
             let early = subject.recorder.failuresReportedBeforeTheirUndo
@@ -217,6 +230,8 @@ struct OutboxModelTests {
             #expect(
                 Set(pending.map(\.reqId) + failed.map(\.reqId)) == inOutbox.union(awaitingEcho.intersection(pending.map(\.reqId))),
                 "the pending and failed lists are the outbox: \(context)")
+            let misplaced = listedPendingButFailed(pending, outbox: outbox)
+            #expect(misplaced.isEmpty, "a failed message, resent or not, stays in the failed list: \(misplaced) \(context)")
             #expect(succeeded.allSatisfy(subject.filter.matches))
             try OwnWrites.checkShown(
                 succeeded, pending: pending, awaiting: awaitingAnswers, queued: harness.manager.engine.store.operations(), context: context)

@@ -8,35 +8,60 @@ import Testing
 @Suite("Pending list order and states", .capturingLogs)
 struct PendingListOrderTests {
     /// A failed message resent behind a newer one goes back in the outbox after it (by
-    /// row); a collection opened then must still list them in creation order.
+    /// row); it stays in the failed list while it is on its way again (API §4.3), and a
+    /// collection opened then must still list the failed messages in creation order.
     @Test func aResentMessageIsListedByItsCreationNotItsTurn() async throws {
         let time = ManualTime()
         let harness = try await Harness.make {
             $0.messageResendPolicy = .manual; $0.currentTime = time.source
         }
         await harness.online()
-        await harness.server.setFaults(FaultPlan(permanentErrorTexts: ["refused once"]))
+        await harness.server.setFaults(FaultPlan(permanentErrorTexts: ["refused once", "refused too"]))
         let older = try await harness.manager.sendMessage(.text("refused once"), channelURL: Harness.channel)
+        time.advance(days: 1)  // not the same millisecond: those keep the order they joined in
+        let refused = try await harness.manager.sendMessage(.text("refused too"), channelURL: Harness.channel)
         await harness.settle()
+        let early = try await harness.manager.messageCollection(channelURL: Harness.channel)
+        let earlyRecorder = EventRecorder()
+        await early.setHandler(earlyRecorder)
+        try await early.fetchFailedMessages()
+        #expect(await early.failedMessages.map(\.reqId) == [older.reqId, refused.reqId])
+
         await harness.server.setFaults(FaultPlan())
         await harness.server.setOnline(false, for: "alice")
         await harness.settle()
-        time.advance(days: 1)  // not the same millisecond: those keep the order they joined in
+        time.advance(days: 1)
         let newer = try await harness.manager.sendMessage(.text("newer"), channelURL: Harness.channel)
         _ = try await harness.manager.resendMessage(reqId: older.reqId)
-        #expect(older.createdAt < newer.createdAt)
+        #expect(older.createdAt < refused.createdAt && refused.createdAt < newer.createdAt)
 
-        let collection = try await harness.manager.messageCollection(channelURL: Harness.channel)
+        // A collection that listed it as failed keeps it there, and fetching its pending
+        // list does not list it a second time.
+        try await early.fetchPendingMessages()
+        #expect(await early.pendingMessages.map(\.reqId) == [newer.reqId])
+        #expect(await early.failedMessages.map(\.reqId) == [older.reqId, refused.reqId])
+        await checkInvariants(early, earlyRecorder)
+
+        // A collection opened meanwhile lists it where the first one does, in creation
+        // order although the outbox now holds it after the other failed message.
+        let late = try await harness.manager.messageCollection(channelURL: Harness.channel)
         let recorder = EventRecorder()
-        await collection.setHandler(recorder)
-        try await collection.fetchPendingMessages()
-        // Which list a resend in flight belongs to in a collection opened meanwhile is
-        // open (it lists in the pending one today; see the README's known limitations);
-        // wherever it is, its list is in creation order.
-        let pending = await collection.pendingMessages
-        #expect(pending.map(\.createdAt) == pending.map(\.createdAt).sorted())
-        #expect(Set(pending.map(\.reqId)).isSuperset(of: [newer.reqId]))
-        await checkInvariants(collection, recorder)
+        await late.setHandler(recorder)
+        try await late.fetchPendingMessages()
+        try await late.fetchFailedMessages()
+        #expect(await late.pendingMessages.map(\.reqId) == [newer.reqId])
+        #expect(await late.failedMessages.map(\.reqId) == [older.reqId, refused.reqId])
+        await checkInvariants(late, recorder)
+
+        // Sent at last, it leaves the failed lists for the succeeded ones.
+        await harness.server.setOnline(true, for: "alice")
+        await harness.settle()
+        for collection in [early, late] {
+            #expect(await collection.failedMessages.map(\.reqId) == [refused.reqId])
+            #expect(await collection.pendingMessages.isEmpty)
+        }
+        await checkInvariants(early, earlyRecorder)
+        await checkInvariants(late, recorder)
     }
 
     /// An answer whose echo has not come is `.syncing` in the pending list of a collection
@@ -56,8 +81,10 @@ struct PendingListOrderTests {
         try await late.fetchPendingMessages()
         let listed = try #require(await late.pendingMessages.first)
         #expect(listed.syncState == .syncing && listed.messageId == answer.messageId)
+        #expect(listed.createdAt == sent.createdAt, "listed with the time it was sent, as in the early view")
 
-        _ = try await harness.manager.updateMessage(messageId: answer.messageId, channelURL: Harness.channel, text: "edited")
+        let returned = try await harness.manager.updateMessage(messageId: answer.messageId, channelURL: Harness.channel, text: "edited")
+        #expect(returned.syncState == .syncing && returned.createdAt == sent.createdAt, "returned as the pending lists show it")
         for collection in [early, late] {
             let shown = try #require(await collection.pendingMessages.first)
             #expect(shown.syncState == .syncing && shown.text == "edited" && shown.isEditPending)
@@ -69,5 +96,46 @@ struct PendingListOrderTests {
         for collection in [early, late] { #expect(await collection.pendingMessages.isEmpty) }
         let placed = try #require(await early.succeededMessages.last)
         #expect(placed.reqId == sent.reqId && placed.syncState == .synced && placed.text == "edited")
+    }
+
+    /// With the device's clock behind the service's, an answer awaiting its echo carries
+    /// a service time later than a message sent after it. A collection opened meanwhile
+    /// must list the two in the order every other collection does: by the times they
+    /// were sent with.
+    @Test func anAnswerAwaitingItsEchoKeepsItsPlaceWhenTheClocksDisagree() async throws {
+        let time = ManualTime()
+        time.advance(days: -2_000)  // well before the simulator's clock (2023)
+        let harness = try await Harness.make { $0.currentTime = time.source }
+        await harness.online()
+        let early = try await harness.manager.messageCollection(channelURL: Harness.channel)
+        let earlyRecorder = EventRecorder()
+        await early.setHandler(earlyRecorder)
+        _ = try await early.fetchSucceededMessages(.previous)  // the channel is live: answers wait for their echo
+        await harness.server.holdEvents(for: "alice")
+        let first = try await harness.manager.sendMessage(.text("answered"), channelURL: Harness.channel)
+        await harness.settle()
+        let answer = try #require(await harness.manager.engine.outbox.awaitingEcho[first.reqId])
+        time.advance(days: 1)
+        await harness.server.holdRequests()
+        let second = try await harness.manager.sendMessage(.text("on its way"), channelURL: Harness.channel)
+        #expect(await eventually { await harness.server.heldRequestCount > 0 }, "the second send is in flight")
+        #expect(first.createdAt < second.createdAt && second.createdAt < answer.createdAt)
+
+        let late = try await harness.manager.messageCollection(channelURL: Harness.channel)
+        let recorder = EventRecorder()
+        await late.setHandler(recorder)
+        try await late.fetchPendingMessages()
+        #expect(await early.pendingMessages.map(\.reqId) == [first.reqId, second.reqId])
+        #expect(await late.pendingMessages.map(\.reqId) == [first.reqId, second.reqId], "ordered as the early view orders them")
+        #expect(await late.pendingMessages.map(\.createdAt) == [first.createdAt, second.createdAt])
+        await checkInvariants(early, earlyRecorder)
+        await checkInvariants(late, recorder)
+
+        await harness.server.releaseRequests()
+        await harness.server.releaseEvents(for: "alice")
+        await harness.settle()
+        for collection in [early, late] { #expect(await collection.pendingMessages.isEmpty) }
+        await checkInvariants(early, earlyRecorder)
+        await checkInvariants(late, recorder)
     }
 }

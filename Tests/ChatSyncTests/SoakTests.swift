@@ -71,6 +71,8 @@ struct SoakTests {
         var tokens = SeededGenerator(seed: seed &+ 12_000_000)
         // Connections that break and come back inside a queued burst, from a generator of their own too.
         var flaps = SeededGenerator(seed: seed &+ 13_000_000)
+        // Collections fetching their pending and failed lists again, from a generator of their own too.
+        var refetches = SeededGenerator(seed: seed &+ 17_000_000)
         let capacity = Self.capacity(using: &browsing)
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
@@ -211,6 +213,7 @@ struct SoakTests {
                 try await browse(harness, random: &browsing, state: &state, context: context(step, state.log))
             }
             await reappearingScreen(subjects.map(\.model), random: &screens, log: &state.log)
+            try await listsFetchedAgain(subjects.map(\.model), random: &refetches, log: &state.log)
             var plan = state.faulty ? FaultPlan(failRequestRate: 0.2, loseResponseRate: 0.2) : FaultPlan()
             plan.permanentErrorTexts = badTexts
             await server.setFaults(plan)
@@ -413,6 +416,16 @@ struct SoakTests {
                 )
             }
         }
+        for channelURL in Self.channels {
+            var pendingLists: [[Message]] = []
+            var failedLists: [[Message]] = []
+            for subject in subjects where subject.channelURL == channelURL {
+                pendingLists.append(await subject.model.collection.pendingMessages)
+                failedLists.append(await subject.model.collection.failedMessages)
+            }
+            checkListedAlike(pendingLists, context: context)
+            checkListedAlike(failedLists, context: context)
+        }
         for subject in subjects {
             let model = subject.model
             let succeeded = await checkInvariants(model.collection, model.recorder, context: context)
@@ -425,6 +438,8 @@ struct SoakTests {
             #expect(
                 Set(pending.map(\.reqId) + failed.map(\.reqId)) == inOutbox.union(awaitingEcho.intersection(pending.map(\.reqId))),
                 "the pending and failed lists of \(subject.channelURL) are its outbox: \(context)")
+            let misplaced = listedPendingButFailed(pending, outbox: outbox)
+            #expect(misplaced.isEmpty, "a failed message, resent or not, stays in the failed list: \(misplaced) \(context)")
             #expect(succeeded.allSatisfy { model.filter.matches($0) && $0.channelURL == subject.channelURL }, "\(context)")
             if state.online && state.running {
                 // Contiguous: between its ends the view holds exactly what the server holds.

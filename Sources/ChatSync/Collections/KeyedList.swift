@@ -2,8 +2,8 @@
 /// a channel may hold thousands of pending messages after a long time offline.
 ///
 /// The order is kept whatever the order of arrival: a relaunch lists the outbox by row,
-/// and an answer still waiting for its echo, listed by a view opened after it was
-/// answered, carries the service's time. Messages usually arrive newest last, which
+/// a failed message resent goes back in it after newer ones, and a view opened later
+/// lists answers still waiting for their echo before the outbox. Messages usually arrive newest last, which
 /// `insertInCreationOrder` appends without a search; a listed message is found by a
 /// binary search on the time it was listed with.
 struct KeyedList {
@@ -19,9 +19,8 @@ struct KeyedList {
 
     /// Adds `message`, or replaces the entry with its `reqId` where it is: an update
     /// keeps the `createdAt` the message joined with, so it never moves (API §3.3: update
-    /// replaces by identity). An answer waiting for its echo carries the service's time,
-    /// and would otherwise move in the views that listed it when it was sent.
-    /// Answers the change and the message as listed.
+    /// replaces by identity), whatever time a newer version carries (an edit's answer
+    /// carries the service's). Answers the change and the message as listed.
     mutating func upsert(_ message: Message) -> (Change, Message) {
         guard let createdAt = listedAt[message.reqId] else {
             listedAt[message.reqId] = message.createdAt

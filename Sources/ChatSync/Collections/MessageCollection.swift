@@ -116,12 +116,22 @@ public final class MessageCollection: Sendable {
         try await engine.fetchAllNext(id)
     }
 
-    /// Adds the channel's pending messages that were in the outbox before the collection existed.
+    /// Adds the channel's pending messages that were in the outbox before the collection
+    /// existed, and those the service answered for whose echo has not come, as
+    /// `.pending(.insert, …)` events. A failed message being resent is not among them: it
+    /// stays in the failed list until it is sent. Messages already listed are not added
+    /// again, so calling it more than once is safe.
+    ///
+    /// - Throws: ``SyncManagerError/Code/closed`` after ``remove()`` or `close()`.
     public func fetchPendingMessages() async throws {
         try await engine.fetchPending(id)
     }
 
-    /// Adds the channel's failed messages that were in the outbox before the collection existed.
+    /// Adds the channel's failed messages that were in the outbox before the collection
+    /// existed, those being resent included, as `.failed(.insert, …)` events. Messages
+    /// already listed are not added again, so calling it more than once is safe.
+    ///
+    /// - Throws: ``SyncManagerError/Code/closed`` after ``remove()`` or `close()`.
     public func fetchFailedMessages() async throws {
         try await engine.fetchFailed(id)
     }

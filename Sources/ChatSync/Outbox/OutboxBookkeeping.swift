@@ -12,7 +12,11 @@ struct OutboxBookkeeping {
     /// Messages this device sent whose response came before their real-time echo,
     /// while the channel was live: they stay pending in views until the echo puts them
     /// in the cache at their place, so they never flicker or leave a hole.
-    var awaitingEcho: [String: Message] = [:]
+    private(set) var awaitingEcho: [String: Message] = [:]
+    /// The `createdAt` each awaited message had in the outbox (the device's clock): a
+    /// collection that lists it later places it where the ones that listed it when it was
+    /// sent do, however far the device's clock is from the service's.
+    private var awaitedListedAt: [String: Int64] = [:]
     /// Pending messages of an earlier run whose fate the service must be asked
     /// (Guarantees: Relaunch). A lane waits behind such a head.
     var awaitingReconciliation: Set<String> = []
@@ -36,6 +40,27 @@ struct OutboxBookkeeping {
 
     /// Whether a send request of this entry went in this run.
     func wasAttempted(_ reqId: String) -> Bool { attempted.contains(reqId) }
+
+    /// The service answered `answer` for an outbox entry listed at `listedAt`; its echo is awaited.
+    mutating func awaitEcho(of answer: Message, listedAt: Int64) {
+        awaitingEcho[answer.reqId] = answer
+        awaitedListedAt[answer.reqId] = listedAt
+    }
+
+    /// A newer version of an awaited message (an edit the service took) replaces the answer kept.
+    mutating func replaceAwaitedAnswer(_ answer: Message) {
+        guard awaitingEcho[answer.reqId] != nil else { return }
+        awaitingEcho[answer.reqId] = answer
+    }
+
+    /// The echo came, or will not: answers the answer that was kept.
+    mutating func endAwaitingEcho(_ reqId: String) -> Message? {
+        awaitedListedAt[reqId] = nil
+        return awaitingEcho.removeValue(forKey: reqId)
+    }
+
+    /// The `createdAt` an awaited message was listed with when it was sent.
+    func listedAt(awaited reqId: String) -> Int64? { awaitedListedAt[reqId] }
 
     /// A send request is about to go; answers whether an earlier one of this run went.
     mutating func noteAttempt(_ reqId: String) -> Bool { !attempted.insert(reqId).inserted }

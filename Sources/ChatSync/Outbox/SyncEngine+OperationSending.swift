@@ -67,7 +67,7 @@ extension SyncEngine {
             // the text before this one.
             var copy = answer
             copy.reqId = awaited.reqId
-            outbox.awaitingEcho[awaited.reqId] = copy
+            outbox.replaceAwaitedAnswer(copy)
             showAwaitedEcho(pendingWrites.overlaid(copy) ?? copy)
         }
         try resolveOwnUpdates([confirmed], in: answer.channelURL)

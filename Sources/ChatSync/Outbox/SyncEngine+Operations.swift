@@ -33,9 +33,12 @@ extension SyncEngine {
     /// How a pending list shows an answer still waiting for its echo: `.syncing`, as the
     /// views that listed it when it was sent still show it (pending means created,
     /// uploading or syncing). It is `.synced` once its echo puts it in the succeeded lists.
+    /// It keeps the `createdAt` it was sent with, so every pending list orders it alike
+    /// whatever the distance between the device's clock and the service's.
     func pendingCopy(of answer: Message) -> Message {
         var copy = answer
         copy.syncState = .syncing
+        copy.createdAt = outbox.listedAt(awaited: answer.reqId) ?? answer.createdAt
         return copy
     }
 
@@ -48,14 +51,21 @@ extension SyncEngine {
         try enqueue(OutboxOperation(id: RandomIdentifier.make(), kind: .edit, channelURL: channelURL, messageId: messageId, text: text))
         let shown = pendingWrites.overlaid(confirmed) ?? confirmed
         refreshViews(channelURL, with: [confirmed], admitting: false)
+        guard isAwaitingEcho(shown) else { return shown }
         showAwaitedEcho(shown)
-        return shown
+        // The app gets the message as its pending lists show it (API §4.6: "that local message").
+        return pendingCopy(of: shown)
+    }
+
+    /// Whether `message` is an answer of this device still waiting for its echo.
+    private func isAwaitingEcho(_ message: Message) -> Bool {
+        !message.reqId.isEmpty && outbox.awaitingEcho[message.reqId]?.messageId == message.messageId
     }
 
     /// A message answered but still waiting for its echo is in pending lists: an edit
     /// shows there at once (the echo enters the succeeded lists with the edit laid over).
     func showAwaitedEcho(_ shown: Message) {
-        guard !shown.reqId.isEmpty, outbox.awaitingEcho[shown.reqId]?.messageId == shown.messageId else { return }
+        guard isAwaitingEcho(shown) else { return }
         for view in views(of: shown.channelURL) where view.isPending(shown.reqId) { view.upsertPending(pendingCopy(of: shown)) }
     }
 

@@ -29,7 +29,7 @@ extension SyncEngine {
         noteNewMessage(sent)
         if let live = channels[channelURL]?.liveEdge, sent.sortKey > live {
             // Its real-time echo will place it; until then it stays where it is shown.
-            outbox.awaitingEcho[reqId] = sent
+            outbox.awaitEcho(of: sent, listedAt: entry.message.createdAt)
             return
         }
         withdraw(entry, reason: .removeResendSucceeded)
@@ -62,7 +62,7 @@ extension SyncEngine {
         if let awaited = outbox.awaitingEcho[message.reqId], awaited.channelURL == message.channelURL,
             awaited.messageId == message.messageId
         {
-            outbox.awaitingEcho[message.reqId] = nil
+            _ = outbox.endAwaitingEcho(message.reqId)
             for view in views(of: message.channelURL) {
                 view.removePending(message.reqId)
                 view.removeFailed(message.reqId, reason: .removeResendSucceeded)
@@ -141,7 +141,7 @@ extension SyncEngine {
     /// the service no longer holds it). It leaves the pending and failed lists and is not
     /// cached; if the service does hold it after a broken connection, the next sync brings it.
     func stopAwaitingEcho(_ reqId: String) {
-        guard let message = outbox.awaitingEcho.removeValue(forKey: reqId) else { return }
+        guard let message = outbox.endAwaitingEcho(reqId) else { return }
         for view in views(of: message.channelURL) {
             view.removePending(reqId)
             view.removeFailed(reqId, reason: .removeResendSucceeded)

@@ -100,18 +100,22 @@ extension SyncEngine {
             guard let shown = pendingWrites.overlaid(answer), view.filter.matches(shown) else { continue }
             view.upsertPending(pendingCopy(of: shown))
         }
+        // A failed message being resent is on its way again but stays in the failed list
+        // (API §4.3), so it is not listed here, where a view holding it would list it twice.
         let entries = try store.outboxEntries(channelURL: view.channelURL, states: [.created, .uploading, .syncing])
-        for entry in entries where view.filter.matches(entry.message) && !view.isPending(entry.reqId) {
+        for entry in entries
+        where !entry.isInFailedList && view.filter.matches(entry.message) && !view.isPending(entry.reqId) && !view.isFailed(entry.reqId) {
             view.upsertPending(entry.message)
         }
     }
 
-    /// Adds the outbox's failed messages of the channel that match the filter.
+    /// Adds the outbox's failed messages of the channel that match the filter, those
+    /// being resent included: they stay in the failed list until they are sent.
     func fetchFailed(_ id: Int) throws {
         let view = try view(id)
         view.outlet.appActed()
         try enforceFailedLimits(channelURL: view.channelURL)
-        let entries = try store.outboxEntries(channelURL: view.channelURL, states: [.failed])
+        let entries = try store.outboxEntries(channelURL: view.channelURL).filter(\.isInFailedList)
         for entry in entries where view.filter.matches(entry.message) && !view.isFailed(entry.reqId) {
             view.upsertFailed(entry.message, reason: .none)
         }

@@ -1,0 +1,38 @@
+import ChatSyncTesting
+import Testing
+
+@testable import ChatSync
+
+/// One of the collections under a generator fetches its pending and failed lists again,
+/// in either order, as an app does on a pull to refresh or a screen shown again: what it
+/// already lists must not be listed twice, and a failed message being resent stays in the
+/// failed list (API §4.3). Drawn one step in four from the generator's own `random`.
+func listsFetchedAgain(_ subjects: [ModelSubject], random: inout SeededGenerator, log: inout [String]) async throws {
+    guard Int.random(in: 0..<4, using: &random) == 0, let subject = subjects.randomElement(using: &random) else { return }
+    if Bool.random(using: &random) {
+        try await subject.collection.fetchPendingMessages()
+        try await subject.collection.fetchFailedMessages()
+        log.append("lists fetched again for \(subject.filter)")
+    } else {
+        try await subject.collection.fetchFailedMessages()
+        try await subject.collection.fetchPendingMessages()
+        log.append("lists fetched again, failed first, for \(subject.filter)")
+    }
+}
+
+/// The reqIds a pending list shows that belong in the failed list: failed, or failed and
+/// being resent (API §4.3).
+func listedPendingButFailed(_ pending: [Message], outbox: [OutboxEntry]) -> [String] {
+    let failedCare = Set(outbox.filter(\.isInFailedList).map(\.reqId))
+    return pending.map(\.reqId).filter(failedCare.contains)
+}
+
+/// Every pending (or failed) list that holds a message lists it with the same
+/// `createdAt`, whenever and however it joined (sent, fetched, awaiting its echo), so
+/// that all of them, each ascending by `createdAt`, order it alike.
+func checkListedAlike(_ lists: [[Message]], context: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    var times: [String: Set<Int64>] = [:]
+    for list in lists { for message in list { times[message.reqId, default: []].insert(message.createdAt) } }
+    let differing = times.filter { $0.value.count > 1 }
+    #expect(differing.isEmpty, "collections list a message with different times: \(differing) \(context)", sourceLocation: sourceLocation)
+}
