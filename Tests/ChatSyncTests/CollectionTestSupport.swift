@@ -275,7 +275,8 @@ func checkInvariants(
         twice.isEmpty,
         "never in two lists: \(twice) in succeeded \(succeeded.filter { twice.contains($0.reqId) }) pending \(pending.filter { twice.contains($0.reqId) }) failed \(failed.filter { twice.contains($0.reqId) }) \(context)",
         sourceLocation: sourceLocation)
-    #expect(succeeded.count <= 1000, "\(context)", sourceLocation: sourceLocation)
+    let capacity = await collection.engine.options.messageCollectionCapacity
+    #expect(succeeded.count <= capacity, "a view holds at most its capacity, \(capacity) \(context)", sourceLocation: sourceLocation)
     if let consumers = recorder.consumers.withLock({ $0 }) {
         await consumers.check(
             against: (succeeded, pending, failed), handled: recorder.events, context: context, sourceLocation: sourceLocation)

@@ -126,12 +126,16 @@ struct OutboxOperationTests {
 
     /// Alice's message `text`, sent with her real-time events held: answered, and waiting
     /// for its echo until the test releases them. Answers the draft and the answer.
-    private func sentWithEchoHeld(_ harness: Harness, text: String) async throws -> (draft: Message, answered: Message) {
+    private func sentWithEchoHeld(
+        _ harness: Harness, text: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> (draft: Message, answered: Message) {
         await harness.server.holdEvents(for: "alice")
         let draft = try await harness.manager.sendMessage(.text(text), channelURL: Harness.channel)
         let engine = harness.manager.engine
-        #expect(await eventually { await engine.outbox.awaitingEcho[draft.reqId] != nil })
-        return (draft, try #require(await engine.outbox.awaitingEcho[draft.reqId]))
+        try #require(
+            await eventually { await engine.outbox.awaitingEcho[draft.reqId] != nil }, "the answer waits for its echo",
+            sourceLocation: sourceLocation)
+        return (draft, try #require(await engine.outbox.awaitingEcho[draft.reqId], sourceLocation: sourceLocation))
     }
 
     private func onServer(_ harness: Harness, _ messageId: Int64) async -> Message? {

@@ -26,16 +26,16 @@ struct PassAcrossConnectionsTests {
         try await server.post(.text("while away 1"), from: "bob", to: Harness.channel)
         await holder.holdNextChangeLogs()
         await server.setOnline(true, for: "alice")
-        #expect(await eventually { await holder.heldChangeLogCount == 1 }, "the first return's pass waits on its change logs")
+        try #require(await eventually { await holder.heldChangeLogCount == 1 }, "the first return's pass waits on its change logs")
         let engine = harness.manager.engine
         let first = await engine.epoch
         await server.setOnline(false, for: "alice")
-        #expect(await eventually { await engine.epoch > first })
+        try #require(await eventually { await engine.epoch > first }, "the break is handled")
         try await server.post(.text("while away 2"), from: "bob", to: Harness.channel)
         await holder.holdNextChangeLogs()
         await holder.holdNextCatchUp()
         await server.setOnline(true, for: "alice")
-        #expect(await eventually { await holder.heldChangeLogCount == 2 }, "the second return's pass waits on its change logs")
+        try #require(await eventually { await holder.heldChangeLogCount == 2 }, "the second return's pass waits on its change logs")
 
         // The first pass goes on: it must not take the second connection's catch-up.
         await holder.releaseOldestChangeLogs()
@@ -43,7 +43,8 @@ struct PassAcrossConnectionsTests {
         #expect(!tookIt, "the pass of a lost connection asked for the next connection's catch-up")
         // The second pass catches the channel up; its first try is lost and is retried.
         await holder.releaseOldestChangeLogs()
-        #expect(await eventually { await holder.isHoldingCatchUp })
+        // Required: a release with nothing held would be lost, and the test would go on untested.
+        try #require(await eventually { await holder.isHoldingCatchUp }, "the second pass's catch-up is in flight")
         await holder.releaseCatchUp(failing: true)
         await harness.settle()
         let shown = await view.succeededMessages.map(\.text)

@@ -81,9 +81,10 @@ extension SoakTests {
         let inFlight = Set(try harness.outbox().filter { $0.message.syncState == .syncing }.map(\.reqId))
         await server.releaseRequests()
         // The killed app's sends reach the server before the relaunched app sends again
-        // (one a fault turned away never arrives: then the wait runs out). Arriving later,
-        // one could land after the next message of its lane, which no client can prevent.
-        _ = await eventually { Set(await server.sendLog.map(\.reqId)).isSuperset(of: inFlight) }
+        // (one a fault turned away never arrives: then the wait runs out, so it counts turns
+        // rather than waiting out the hang limit). Arriving later, one could land after the
+        // next message of its lane, which no client can prevent.
+        _ = await eventually(turns: 200_000) { Set(await server.sendLog.map(\.reqId)).isSuperset(of: inFlight) }
         // Sometimes alice deletes one of them on another device before this run subscribes:
         // a resend is then answered with a deleted message whose echo never comes.
         //

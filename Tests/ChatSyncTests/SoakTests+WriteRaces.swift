@@ -42,14 +42,24 @@ extension SoakTests {
                     let text = "mine before echo \(state.log.count)"
                     let shown = try await harness.manager.updateMessage(messageId: target.messageId, channelURL: channelURL, text: text)
                     #expect(shown.text == text && shown.isEditPending, "an edit before the echo is shown at once")
+                    // Every view of the channel that matches it listed it when it was sent, and
+                    // while its echo is awaited it stays in the pending list: each shows the edit.
+                    // A sync may cache it meanwhile, or a broken connection end the wait (it is
+                    // then in no list until the next sync); both only ever end the wait, so one
+                    // still awaited when read after the lists was awaited when they were read.
+                    // One answered on an automatic resend is in the failed lists instead, where
+                    // the edit does not show until the echo (a README known limitation).
                     var listed: [Message?] = []
-                    for subject in subjects where subject.channelURL == channelURL {
-                        listed.append(await subject.model.collection.pendingMessages.first { $0.reqId == target.reqId })
+                    for subject in subjects where subject.channelURL == channelURL && subject.model.filter.matches(target) {
+                        let collection = subject.model.collection
+                        guard await !collection.failedMessages.contains(where: { $0.reqId == target.reqId }) else { continue }
+                        listed.append(await collection.pendingMessages.first { $0.reqId == target.reqId })
                     }
+                    let stillAwaited = await harness.manager.engine.outbox.awaitingEcho[target.reqId] != nil
                     if try Self.isQueued(.edit, of: target, harness) {
                         #expect(
-                            listed.allSatisfy { $0 == nil || $0?.text == text },
-                            "a view lists it with the edit while it is queued: seed \(state.seed) \(state.log.suffix(4))")
+                            listed.allSatisfy { stillAwaited ? $0?.text == text : $0 == nil || $0?.text == text },
+                            "every view lists it with the edit while it is queued: \(listed) seed \(state.seed) \(state.log.suffix(4))")
                     }
                     state.operationsAsked += 1
                     state.allowedTexts[ref] = [text]

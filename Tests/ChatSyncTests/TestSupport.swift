@@ -50,9 +50,28 @@ func serviceError(_ body: () async throws -> Void) async -> ChatServiceError? {
     }
 }
 
-/// Lets background tasks run until `condition` holds, without any clock: a bounded
-/// number of scheduler turns, so a test that waits for an event can never hang.
-func eventually(turns: Int = 200_000, _ condition: () async -> Bool) async -> Bool {
+/// Lets background tasks run until `condition` holds. It gives up only after `limit` of
+/// wall time without it, the last resort for a manager that really hangs (as `settle()`
+/// does): a count of scheduler turns would run out sooner on a loaded machine, so a
+/// test's outcome would hinge on how fast the machine is.
+func eventually(within limit: Duration = .seconds(120), _ condition: () async -> Bool) async -> Bool {
+    let clock = ContinuousClock()
+    let deadline = clock.now.advanced(by: limit)
+    var checks = 0
+    while clock.now < deadline {
+        if await condition() { return true }
+        checks += 1
+        // Mostly yields, so that the wait ends in the turn the condition comes true; now
+        // and then a short sleep, so that a long wait does not keep a core spinning.
+        if checks.isMultiple(of: 1_000) { try? await Task.sleep(for: .milliseconds(1)) } else { await Task.yield() }
+    }
+    return await condition()
+}
+
+/// Lets background tasks run for at most `turns` scheduler turns until `condition`
+/// holds, for a test that goes on either way and only chooses its path by the answer
+/// (and for a test clock's sleeps, woken by a condition that moves the clock).
+func eventually(turns: Int, _ condition: () async -> Bool) async -> Bool {
     for _ in 0..<turns {
         if await condition() { return true }
         await Task.yield()
