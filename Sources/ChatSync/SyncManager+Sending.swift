@@ -76,7 +76,8 @@ extension SyncManager {
     ///
     /// - Returns: the message as the collections now show it: `.synced` with
     ///   `isEditPending`, or `.syncing` for a message the service answered for whose
-    ///   echo has not come (it is in the pending lists until then).
+    ///   echo has not come (it is in the pending lists until then, or in the failed
+    ///   lists for one answered on a resend).
     /// - Throws: ``SyncManagerError/Code/invalidParameter`` for empty or oversized text,
     ///   a message that is not cached, not the user's, or being deleted;
     ///   ``SyncManagerError/Code/closed`` after `close()`.

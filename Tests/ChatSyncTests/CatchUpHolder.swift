@@ -33,7 +33,7 @@ actor CatchUpHolder: ForwardingChatService {
     }
 }
 
-/// What ``Harness/returnWithCatchUpHeld(_:onEachChange:whileAwayAgain:)`` saw: whether
+/// What ``Harness/returnWithCatchUpHeld(_:turns:onEachChange:whileAwayAgain:)`` saw: whether
 /// each of its waits ended as it should (a wait counts scheduler turns, so a machine far
 /// too slow may give one up).
 struct HeldCatchUpRun {
@@ -53,11 +53,18 @@ extension Harness {
     /// only the held request's task still runs, the held request is answered: the old
     /// catch-up cannot end first and hide a sync the second return skipped.
     /// `onEachChange` runs just before each change of the connection, with the new state.
+    /// A generator that goes on either way passes `turns`, so a wait that cannot end costs
+    /// a bounded number of scheduler turns, not the hang limit; a test that requires the
+    /// whole run leaves it `nil`, so that its waits never hinge on the machine's speed.
     func returnWithCatchUpHeld(
-        _ holder: CatchUpHolder, onEachChange: (_ online: Bool) async -> Void = { _ in },
+        _ holder: CatchUpHolder, turns: Int? = nil, onEachChange: (_ online: Bool) async -> Void = { _ in },
         whileAwayAgain: () async throws -> Void
     ) async throws -> HeldCatchUpRun {
         let engine = manager.engine
+        func eventually(_ condition: () async -> Bool) async -> Bool {
+            if let turns { return await ChatSyncTests.eventually(turns: turns, condition) }
+            return await ChatSyncTests.eventually(condition)
+        }
         var run = HeldCatchUpRun()
         await holder.holdNextCatchUp()
         await onEachChange(true)

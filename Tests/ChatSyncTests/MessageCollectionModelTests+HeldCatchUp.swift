@@ -6,7 +6,7 @@ import Testing
 extension MessageCollectionModelTests {
     /// Alice is away while others post; when she comes back, the reconnect's catch-up of
     /// the channel stays in flight while the connection breaks and comes back again, and
-    /// others post once more (``Harness/returnWithCatchUpHeld(_:onEachChange:whileAwayAgain:)``).
+    /// others post once more (``Harness/returnWithCatchUpHeld(_:turns:onEachChange:whileAwayAgain:)``).
     /// The views at the newest edge must still show everything posted while she was away,
     /// without a fetch (Guarantees: Live updates and reconnect, "work left from a lost
     /// connection never keeps the next connection's sync from running"): the step's check
@@ -21,7 +21,7 @@ extension MessageCollectionModelTests {
         await harness.settle()
         try await othersPost(harness.server, random: &random)
         let run = try await harness.returnWithCatchUpHeld(
-            holder,
+            holder, turns: 200_000,
             onEachChange: { online in
                 if online { await rare.connectionBack(harness.server) } else { await rare.connectionBreaks(harness, subjects) }
             },

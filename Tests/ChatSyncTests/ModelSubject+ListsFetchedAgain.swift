@@ -27,12 +27,20 @@ func listedPendingButFailed(_ pending: [Message], outbox: [OutboxEntry]) -> [Str
     return pending.map(\.reqId).filter(failedCare.contains)
 }
 
-/// Every pending (or failed) list that holds a message lists it with the same
-/// `createdAt`, whenever and however it joined (sent, fetched, awaiting its echo), so
-/// that all of them, each ascending by `createdAt`, order it alike.
-func checkListedAlike(_ lists: [[Message]], context: String, sourceLocation: SourceLocation = #_sourceLocation) {
-    var times: [String: Set<Int64>] = [:]
-    for list in lists { for message in list { times[message.reqId, default: []].insert(message.createdAt) } }
-    let differing = times.filter { $0.value.count > 1 }
-    #expect(differing.isEmpty, "collections list a message with different times: \(differing) \(context)", sourceLocation: sourceLocation)
+/// Every collection of a channel lists a message alike, whenever and however it joined
+/// (sent, fetched, awaiting its echo, answered on a resend): in the same list, pending or
+/// failed, and with the same `createdAt`, so that all of them, each ascending by
+/// `createdAt`, order it alike.
+func checkListedAlike(
+    pending: [[Message]], failed: [[Message]], context: String, sourceLocation: SourceLocation = #_sourceLocation
+) {
+    for lists in [pending, failed] {
+        var times: [String: Set<Int64>] = [:]
+        for list in lists { for message in list { times[message.reqId, default: []].insert(message.createdAt) } }
+        let differing = times.filter { $0.value.count > 1 }
+        #expect(
+            differing.isEmpty, "collections list a message with different times: \(differing) \(context)", sourceLocation: sourceLocation)
+    }
+    let both = Set(pending.joined().map(\.reqId)).intersection(failed.joined().map(\.reqId))
+    #expect(both.isEmpty, "pending in one collection, failed in another: \(both) \(context)", sourceLocation: sourceLocation)
 }

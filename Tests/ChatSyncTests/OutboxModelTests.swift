@@ -218,8 +218,7 @@ struct OutboxModelTests {
             pendingLists.append(await subject.collection.pendingMessages)
             failedLists.append(await subject.collection.failedMessages)
         }
-        checkListedAlike(pendingLists, context: context)
-        checkListedAlike(failedLists, context: context)
+        checkListedAlike(pending: pendingLists, failed: failedLists, context: context)
         for subject in subjects {
             let succeeded = await checkInvariants(subject.collection, subject.recorder, context: context)
             let early = subject.recorder.failuresReportedBeforeTheirUndo

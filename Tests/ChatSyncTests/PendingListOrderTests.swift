@@ -138,4 +138,44 @@ struct PendingListOrderTests {
         await checkInvariants(early, earlyRecorder)
         await checkInvariants(late, recorder)
     }
+
+    /// A failed message answered on a resend stays in the failed list until its echo
+    /// (API §4.3): a collection opened meanwhile lists it there too, not as pending.
+    @Test func anAnswerToAResendAwaitingItsEchoIsListedAsFailedEverywhere() async throws {
+        let harness = try await Harness.make { $0.messageResendPolicy = .manual }
+        await harness.online()
+        let early = try await harness.manager.messageCollection(channelURL: Harness.channel)
+        let earlyRecorder = EventRecorder()
+        await early.setHandler(earlyRecorder)
+        _ = try await early.fetchSucceededMessages(.previous)  // the channel is live: answers wait for their echo
+        await harness.server.setFaults(FaultPlan(permanentErrorTexts: ["refused once"]))
+        let refused = try await harness.manager.sendMessage(.text("refused once"), channelURL: Harness.channel)
+        await harness.settle()
+        #expect(await early.failedMessages.map(\.reqId) == [refused.reqId])
+        await harness.server.setFaults(FaultPlan())
+        await harness.server.holdEvents(for: "alice")
+        _ = try await harness.manager.resendMessage(reqId: refused.reqId)
+        await harness.settle()
+        try #require(await harness.manager.engine.outbox.awaitingEcho[refused.reqId] != nil, "the resend was answered")
+        #expect(await early.failedMessages.map(\.reqId) == [refused.reqId], "kept failed until its echo")
+
+        let late = try await harness.manager.messageCollection(channelURL: Harness.channel)
+        let recorder = EventRecorder()
+        await late.setHandler(recorder)
+        try await late.fetchPendingMessages()
+        try await late.fetchFailedMessages()
+        #expect(await late.pendingMessages.isEmpty, "not pending in one collection while failed in another")
+        #expect(await late.failedMessages.map(\.reqId) == [refused.reqId])
+        #expect(await late.failedMessages.first?.createdAt == refused.createdAt)
+        await checkInvariants(late, recorder)
+
+        await harness.server.releaseEvents(for: "alice")
+        await harness.settle()
+        for collection in [early, late] {
+            #expect(await collection.failedMessages.isEmpty)
+            #expect(await collection.succeededMessages.last?.reqId == refused.reqId)
+        }
+        await checkInvariants(early, earlyRecorder)
+        await checkInvariants(late, recorder)
+    }
 }

@@ -118,7 +118,7 @@ extension SoakTests {
         // Served from the cache, the fetch asks nothing; otherwise its request waits.
         let held = await eventually(turns: 20_000) { await harness.server.heldRequestCount > 0 }
         await early.remove()
-        if held { _ = await eventually { await !engine.isTrimming } }
+        if held { _ = await eventually(turns: 200_000) { await !engine.isTrimming } }
         await harness.server.releaseRequests()
         await fetch.value
     }

@@ -423,8 +423,7 @@ struct SoakTests {
                 pendingLists.append(await subject.model.collection.pendingMessages)
                 failedLists.append(await subject.model.collection.failedMessages)
             }
-            checkListedAlike(pendingLists, context: context)
-            checkListedAlike(failedLists, context: context)
+            checkListedAlike(pending: pendingLists, failed: failedLists, context: context)
         }
         for subject in subjects {
             let model = subject.model

@@ -17,6 +17,9 @@ struct OutboxBookkeeping {
     /// collection that lists it later places it where the ones that listed it when it was
     /// sent do, however far the device's clock is from the service's.
     private var awaitedListedAt: [String: Int64] = [:]
+    /// Awaited messages answered on a resend: they stay in the failed list until their
+    /// echo (API §4.3), in a collection opened meanwhile as in the others.
+    private var awaitedInFailedList: Set<String> = []
     /// Pending messages of an earlier run whose fate the service must be asked
     /// (Guarantees: Relaunch). A lane waits behind such a head.
     var awaitingReconciliation: Set<String> = []
@@ -41,10 +44,12 @@ struct OutboxBookkeeping {
     /// Whether a send request of this entry went in this run.
     func wasAttempted(_ reqId: String) -> Bool { attempted.contains(reqId) }
 
-    /// The service answered `answer` for an outbox entry listed at `listedAt`; its echo is awaited.
-    mutating func awaitEcho(of answer: Message, listedAt: Int64) {
+    /// The service answered `answer` for an outbox entry listed at `listedAt` (in the
+    /// failed list, for a resend); its echo is awaited.
+    mutating func awaitEcho(of answer: Message, listedAt: Int64, inFailedList: Bool) {
         awaitingEcho[answer.reqId] = answer
         awaitedListedAt[answer.reqId] = listedAt
+        if inFailedList { awaitedInFailedList.insert(answer.reqId) }
     }
 
     /// A newer version of an awaited message (an edit the service took) replaces the answer kept.
@@ -56,11 +61,15 @@ struct OutboxBookkeeping {
     /// The echo came, or will not: answers the answer that was kept.
     mutating func endAwaitingEcho(_ reqId: String) -> Message? {
         awaitedListedAt[reqId] = nil
+        awaitedInFailedList.remove(reqId)
         return awaitingEcho.removeValue(forKey: reqId)
     }
 
     /// The `createdAt` an awaited message was listed with when it was sent.
     func listedAt(awaited reqId: String) -> Int64? { awaitedListedAt[reqId] }
+
+    /// Whether an awaited message was answered on a resend, so belongs to the failed list.
+    func isAwaitedInFailedList(_ reqId: String) -> Bool { awaitedInFailedList.contains(reqId) }
 
     /// A send request is about to go; answers whether an earlier one of this run went.
     mutating func noteAttempt(_ reqId: String) -> Bool { !attempted.insert(reqId).inserted }

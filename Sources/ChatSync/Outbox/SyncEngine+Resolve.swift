@@ -29,7 +29,7 @@ extension SyncEngine {
         noteNewMessage(sent)
         if let live = channels[channelURL]?.liveEdge, sent.sortKey > live {
             // Its real-time echo will place it; until then it stays where it is shown.
-            outbox.awaitEcho(of: sent, listedAt: entry.message.createdAt)
+            outbox.awaitEcho(of: sent, listedAt: entry.message.createdAt, inFailedList: entry.isInFailedList)
             return
         }
         withdraw(entry, reason: .removeResendSucceeded)

@@ -87,8 +87,20 @@ extension ChatStore {
 
     /// Outbox entries in creation order, optionally narrowed to a channel, a lane and states.
     func outboxEntries(channelURL: String? = nil, lane: SendLane? = nil, states: Set<SyncState>? = nil) throws -> [OutboxEntry] {
+        let (whereClause, values) = Self.outboxFilter(channelURL: channelURL, lane: lane, states: states)
+        return try outboxEntries(where: whereClause, values)
+    }
+
+    /// The entries a channel's failed list shows, in creation order: failed, or failed
+    /// and being resent (`OutboxEntry.isInFailedList`), not the channel's whole outbox,
+    /// which after a long time offline holds thousands of pending rows.
+    func failedListEntries(channelURL: String) throws -> [OutboxEntry] {
+        try outboxEntries(
+            where: " WHERE channel_url = ? AND (state = ? OR failed_at IS NOT NULL)", [channelURL, SyncState.failed.rawValue])
+    }
+
+    private func outboxEntries(where whereClause: String, _ values: [String]) throws -> [OutboxEntry] {
         try read { db in
-            let (whereClause, values) = Self.outboxFilter(channelURL: channelURL, lane: lane, states: states)
             let statement = try db.cachedStatement(sql: "SELECT \(Self.outboxColumns) FROM outbox\(whereClause) ORDER BY seq")
             var entries: [OutboxEntry] = []
             // Read through SQLite's C API: a relaunch scans and settles thousands of rows.

@@ -94,12 +94,7 @@ extension SyncEngine {
     func fetchPending(_ id: Int) throws {
         let view = try view(id)
         view.outlet.appActed()
-        // The list orders them; sorting first only fixes the order of a millisecond's ties.
-        let awaited = outbox.awaitingEcho.values.filter { $0.channelURL == view.channelURL }.sorted { $0.sortKey < $1.sortKey }
-        for answer in awaited where !view.isPending(answer.reqId) && !view.isFailed(answer.reqId) {
-            guard let shown = pendingWrites.overlaid(answer), view.filter.matches(shown) else { continue }
-            view.upsertPending(pendingCopy(of: shown))
-        }
+        for answer in awaitedAnswers(of: view, inFailedList: false) { view.upsertPending(answer) }
         // A failed message being resent is on its way again but stays in the failed list
         // (API §4.3), so it is not listed here, where a view holding it would list it twice.
         let entries = try store.outboxEntries(channelURL: view.channelURL, states: [.created, .uploading, .syncing])
@@ -110,15 +105,31 @@ extension SyncEngine {
     }
 
     /// Adds the outbox's failed messages of the channel that match the filter, those
-    /// being resent included: they stay in the failed list until they are sent.
+    /// being resent included: they stay in the failed list until they are sent, and
+    /// those answered on a resend until their echo comes.
     func fetchFailed(_ id: Int) throws {
         let view = try view(id)
         view.outlet.appActed()
         try enforceFailedLimits(channelURL: view.channelURL)
-        let entries = try store.outboxEntries(channelURL: view.channelURL).filter(\.isInFailedList)
-        for entry in entries where view.filter.matches(entry.message) && !view.isFailed(entry.reqId) {
+        for answer in awaitedAnswers(of: view, inFailedList: true) { view.upsertFailed(answer, reason: .none) }
+        for entry in try store.failedListEntries(channelURL: view.channelURL)
+        where view.filter.matches(entry.message) && !view.isFailed(entry.reqId) {
             view.upsertFailed(entry.message, reason: .none)
         }
+    }
+
+    /// The answers of the view's channel still waiting for their echo that the view does
+    /// not list yet and that belong in its pending list, or (answered on a resend) in its
+    /// failed list, as the lists show them. Sorted: the lists order them, and sorting
+    /// first only fixes the order of a millisecond's ties.
+    private func awaitedAnswers(of view: MessageView, inFailedList: Bool) -> [Message] {
+        outbox.awaitingEcho.values
+            .filter {
+                $0.channelURL == view.channelURL && outbox.isAwaitedInFailedList($0.reqId) == inFailedList
+                    && !view.isPending($0.reqId) && !view.isFailed($0.reqId)
+            }
+            .sorted { $0.sortKey < $1.sortKey }
+            .compactMap { answer in pendingWrites.overlaid(answer).flatMap { view.filter.matches($0) ? pendingCopy(of: $0) : nil } }
     }
 
     /// Refreshes the views that hold any of `messages` (newer versions); a message
