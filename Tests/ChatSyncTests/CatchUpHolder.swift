@@ -34,8 +34,8 @@ actor CatchUpHolder: ForwardingChatService {
 }
 
 /// What ``Harness/returnWithCatchUpHeld(_:turns:onEachChange:whileAwayAgain:)`` saw: whether
-/// each of its waits ended as it should (a wait counts scheduler turns, so a machine far
-/// too slow may give one up).
+/// each of its waits ended as it should (with `turns`, a wait counts scheduler turns, so
+/// a machine far too slow may give one up).
 struct HeldCatchUpRun {
     /// A catch-up was held (none is asked for when no view follows the newest messages).
     var held = false

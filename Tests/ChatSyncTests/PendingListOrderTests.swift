@@ -178,4 +178,59 @@ struct PendingListOrderTests {
         await checkInvariants(early, earlyRecorder)
         await checkInvariants(late, recorder)
     }
+
+    /// The user's edit and deletion of a resend's answer awaiting its echo show in the
+    /// failed lists that hold it; a refused deletion brings it back there, also in a
+    /// collection opened while the deletion was queued, which listed it nowhere.
+    @Test func writesOfAResendsAnswerShowInTheFailedLists() async throws {
+        let harness = try await Harness.make { $0.messageResendPolicy = .manual }
+        await harness.online()
+        let early = try await harness.manager.messageCollection(channelURL: Harness.channel)
+        let earlyRecorder = EventRecorder()
+        await early.setHandler(earlyRecorder)
+        _ = try await early.fetchSucceededMessages(.previous)  // the channel is live: answers wait for their echo
+        await harness.server.setFaults(FaultPlan(permanentErrorTexts: ["refused once"]))
+        let refused = try await harness.manager.sendMessage(.text("refused once"), channelURL: Harness.channel)
+        await harness.settle()
+        await harness.server.setFaults(FaultPlan())
+        await harness.server.holdEvents(for: "alice")
+        _ = try await harness.manager.resendMessage(reqId: refused.reqId)
+        await harness.settle()
+        let answer = try #require(await harness.manager.engine.outbox.awaitingEcho[refused.reqId])
+
+        let edited = try await harness.manager.updateMessage(messageId: answer.messageId, channelURL: Harness.channel, text: "edited")
+        #expect(edited.syncState == .syncing)
+        #expect(await early.failedMessages.map(\.text) == ["edited"], "the edit shows in the failed list at once")
+        await harness.settle()
+        #expect(await early.failedMessages.map(\.text) == ["edited"], "and stays once it lands")
+
+        // The service will refuse the deletion for good; it waits at the server meanwhile.
+        var locked = FaultPlan()
+        locked.lockedMessageIds = [answer.messageId]
+        await harness.server.setFaults(locked)
+        await harness.server.holdRequests()
+        try await harness.manager.deleteMessage(messageId: answer.messageId, channelURL: Harness.channel)
+        #expect(await early.failedMessages.isEmpty, "a deleted message leaves the failed list at once")
+        try #require(await eventually { await harness.server.heldRequestCount > 0 }, "the deletion is in flight")
+        let late = try await harness.manager.messageCollection(channelURL: Harness.channel)
+        let recorder = EventRecorder()
+        await late.setHandler(recorder)
+        try await late.fetchPendingMessages()
+        try await late.fetchFailedMessages()
+        #expect(await late.pendingMessages.isEmpty, "being deleted, it is listed nowhere")
+        #expect(await late.failedMessages.isEmpty, "being deleted, it is listed nowhere")
+
+        await harness.server.releaseRequests()
+        await harness.settle()
+        for collection in [early, late] {
+            #expect(await collection.pendingMessages.isEmpty, "back in the failed list, not the pending one")
+            #expect(await collection.failedMessages.map(\.text) == ["edited"], "the refused deletion is undone")
+        }
+        await checkInvariants(early, earlyRecorder)
+        await checkInvariants(late, recorder)
+        await harness.server.releaseEvents(for: "alice")
+        await harness.settle()
+        for collection in [early, late] { #expect(await collection.failedMessages.isEmpty) }
+        #expect(await early.succeededMessages.last?.text == "edited")
+    }
 }

@@ -47,13 +47,14 @@ extension SoakTests {
                     // A sync may cache it meanwhile, or a broken connection end the wait (it is
                     // then in no list until the next sync); both only ever end the wait, so one
                     // still awaited when read after the lists was awaited when they were read.
-                    // One answered on an automatic resend is in the failed lists instead, where
-                    // the edit does not show until the echo (a README known limitation).
+                    // One answered on an automatic resend is in the failed lists instead, and
+                    // shows the edit there.
                     var listed: [Message?] = []
                     for subject in subjects where subject.channelURL == channelURL && subject.model.filter.matches(target) {
                         let collection = subject.model.collection
-                        guard await !collection.failedMessages.contains(where: { $0.reqId == target.reqId }) else { continue }
-                        listed.append(await collection.pendingMessages.first { $0.reqId == target.reqId })
+                        let failed = await collection.failedMessages.first { $0.reqId == target.reqId }
+                        let pending = await collection.pendingMessages.first { $0.reqId == target.reqId }
+                        listed.append(failed ?? pending)
                     }
                     let stillAwaited = await harness.manager.engine.outbox.awaitingEcho[target.reqId] != nil
                     if try Self.isQueued(.edit, of: target, harness) {
@@ -70,15 +71,18 @@ extension SoakTests {
                     state.withdrawn.insert(target.reqId)
                     state.deletedByAlice.insert(ref)
                     state.log.append("  alice deletes it before its echo")
-                    // Awaiting its echo it is in pending lists: it leaves them at once. (Whether
-                    // a resolved one left the succeeded lists is checked after the step settles.)
+                    // Awaiting its echo it is in pending (or failed) lists: it leaves them at once.
+                    // (Whether a resolved one left the succeeded lists is checked after the step settles.)
                     var listing = false
                     for subject in subjects where subject.channelURL == channelURL {
-                        listing = await subject.model.collection.pendingMessages.contains { $0.reqId == target.reqId } || listing
+                        let collection = subject.model.collection
+                        listing = await collection.pendingMessages.contains { $0.reqId == target.reqId } || listing
+                        listing = await collection.failedMessages.contains { $0.reqId == target.reqId } || listing
                     }
                     if try Self.isQueued(.deletion, of: target, harness) {
                         #expect(
-                            !listing, "a deleted message leaves the pending lists at once: seed \(state.seed) \(state.log.suffix(4))")
+                            !listing,
+                            "a deleted message leaves the pending and failed lists at once: seed \(state.seed) \(state.log.suffix(4))")
                     }
                 }
             } catch let error as SyncManagerError where error.code == .invalidParameter {

@@ -103,10 +103,12 @@ extension SyncEngine {
             // Answered and waiting for its echo, it lives in the pending lists, not the
             // cache: the undo happens there, as the edit was shown there.
             guard queued.operation.kind == .deletion else { return showAwaitedEcho(shown) }
-            // A refused deletion brings it back. (One answered on a resend stays in the
-            // failed list until its echo, untouched.)
-            for view in views(of: queued.channelURL) where view.filter.matches(shown) && !view.isFailed(shown.reqId) {
-                view.upsertPending(pendingCopy(of: shown))
+            // A refused deletion brings it back, to the list it belongs in: the failed one
+            // for an answer to a resend, which stays there until its echo (API §4.3).
+            let copy = pendingCopy(of: shown)
+            let inFailedList = outbox.isAwaitedInFailedList(shown.reqId)
+            for view in views(of: queued.channelURL) where view.filter.matches(shown) {
+                if inFailedList { view.upsertFailed(copy, reason: .none) } else { view.upsertPending(copy) }
             }
         }
     }

@@ -62,11 +62,19 @@ extension SyncEngine {
         !message.reqId.isEmpty && outbox.awaitingEcho[message.reqId]?.messageId == message.messageId
     }
 
-    /// A message answered but still waiting for its echo is in pending lists: an edit
-    /// shows there at once (the echo enters the succeeded lists with the edit laid over).
+    /// A message answered but still waiting for its echo is in pending lists (failed
+    /// lists, for one answered on a resend): an edit shows there at once (the echo enters
+    /// the succeeded lists with the edit laid over).
     func showAwaitedEcho(_ shown: Message) {
         guard isAwaitingEcho(shown) else { return }
-        for view in views(of: shown.channelURL) where view.isPending(shown.reqId) { view.upsertPending(pendingCopy(of: shown)) }
+        let copy = pendingCopy(of: shown)
+        for view in views(of: shown.channelURL) {
+            if view.isPending(shown.reqId) {
+                view.upsertPending(copy)
+            } else if view.isFailed(shown.reqId) {
+                view.upsertFailed(copy, reason: .none)
+            }
+        }
     }
 
     /// Stores a deletion in the outbox, removes the message from every view at once, and
@@ -81,9 +89,12 @@ extension SyncEngine {
         try enqueue(OutboxOperation(id: RandomIdentifier.make(), kind: .deletion, channelURL: channelURL, messageId: messageId))
         for view in views(of: channelURL) {
             view.remove(messageIds: [messageId])
-            // Answered but waiting for its echo: it leaves the pending list now; the echo,
-            // if it comes, is hidden by the queued deletion.
-            if outbox.awaitingEcho[confirmed.reqId]?.messageId == messageId { view.removePending(confirmed.reqId) }
+            // Answered but waiting for its echo: it leaves the pending (or, answered on a
+            // resend, the failed) list now; the echo, if it comes, is hidden by the queued deletion.
+            if outbox.awaitingEcho[confirmed.reqId]?.messageId == messageId {
+                view.removePending(confirmed.reqId)
+                view.removeFailed(confirmed.reqId, reason: .removeManualAction)
+            }
         }
     }
 
