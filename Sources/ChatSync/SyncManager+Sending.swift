@@ -63,7 +63,8 @@ extension SyncManager {
     ///
     /// The edit is stored in the outbox before this returns and shown at once: every
     /// collection holding the message gets `.succeeded(.update)` with the new text and
-    /// ``Message/isEditPending`` set. It is sent in the channel's text lane, in order
+    /// ``Message/isEditPending`` set (`.pending(.update)`, or `.failed(.update, …, .none)`
+    /// for one answered on a resend, for a message whose echo has not come). It is sent in the channel's text lane, in order
     /// with the text messages around it, and retried like a send. When it lands the
     /// service's answer replaces the local copy; if it fails for good the service's
     /// version comes back and the channel's collections get
@@ -79,7 +80,8 @@ extension SyncManager {
     ///   echo has not come (it is in the pending lists until then, or in the failed
     ///   lists for one answered on a resend).
     /// - Throws: ``SyncManagerError/Code/invalidParameter`` for empty or oversized text,
-    ///   a message that is not cached, not the user's, or being deleted;
+    ///   a message that is neither cached nor answered and awaiting its echo, not the
+    ///   user's, or being deleted;
     ///   ``SyncManagerError/Code/closed`` after `close()`.
     public func updateMessage(messageId: Int64, channelURL: String, text: String) async throws -> Message {
         try await engine.editOwn(messageId: messageId, channelURL: channelURL, text: text)
@@ -89,15 +91,18 @@ extension SyncManager {
     /// deletions).
     ///
     /// The deletion is stored in the outbox before this returns, and the message leaves
-    /// the collections at once (`.succeeded(.remove)`); edits of it still queued are
-    /// dropped. It is sent in the channel's text lane; a message already gone on the
-    /// service counts as deleted. If the deletion fails for good the message comes back
-    /// (`.succeeded(.insert)`) and the collections get
+    /// the collections at once (`.succeeded(.remove)`; for a message answered whose echo
+    /// has not come, `.pending(.remove)`, or `.failed(.remove, …, .removeManualAction)`
+    /// for one answered on a resend); edits of it still queued are dropped. It is sent in
+    /// the channel's text lane; a message already gone on the service counts as deleted.
+    /// If the deletion fails for good the message comes back (`.succeeded(.insert)`, or
+    /// the matching `.pending(.insert)` or `.failed(.insert, …, .none)`; a resend's answer
+    /// so listed is `.syncing` and cannot be resent or deleted as failed) and the collections get
     /// ``MessageCollectionEvent/operationFailed(_:_:)``. Deleting a message whose
     /// deletion is queued already does nothing.
     ///
-    /// - Throws: ``SyncManagerError/Code/invalidParameter`` for a message that is not
-    ///   cached or not the user's; ``SyncManagerError/Code/closed`` after `close()`.
+    /// - Throws: ``SyncManagerError/Code/invalidParameter`` for a message that is
+    ///   neither cached nor answered and awaiting its echo, or not the user's; ``SyncManagerError/Code/closed`` after `close()`.
     public func deleteMessage(messageId: Int64, channelURL: String) async throws {
         try await engine.deleteOwn(messageId: messageId, channelURL: channelURL)
     }

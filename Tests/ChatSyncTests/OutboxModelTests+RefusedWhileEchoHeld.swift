@@ -52,7 +52,8 @@ extension OutboxModelTests {
             let awaiting = await engine.outbox.awaitingEcho
             for subject in everyView where subject.filter.matches(awaited) {
                 let pending = await subject.collection.pendingMessages
-                try OwnWrites.checkShown([], pending: pending, awaiting: awaiting, queued: queued, context: context())
+                let failed = await subject.collection.failedMessages
+                try OwnWrites.checkShown([], pending: pending, failed: failed, awaiting: awaiting, queued: queued, context: context())
             }
             await Self.checkListedAlike(everyView, context: context())
         }
@@ -71,10 +72,11 @@ extension OutboxModelTests {
         let awaiting = await engine.outbox.awaitingEcho
         for subject in everyView where subject.filter.matches(awaited) {
             let pending = await subject.collection.pendingMessages
-            try OwnWrites.checkShown([], pending: pending, awaiting: awaiting, queued: queued, context: context())
+            let failedList = await subject.collection.failedMessages
+            try OwnWrites.checkShown([], pending: pending, failed: failedList, awaiting: awaiting, queued: queued, context: context())
             // A resend answered while the message was failed leaves it in the failed list
             // until its echo: the undo reaches it there too.
-            let failed = await subject.collection.failedMessages.filter { $0.reqId == draft.reqId }.map(\.text)
+            let failed = failedList.filter { $0.reqId == draft.reqId }.map(\.text)
             let listed = pending.filter { $0.reqId == draft.reqId }.map(\.text)
             #expect(
                 listed + failed == [confirmedText],

@@ -233,7 +233,8 @@ struct OutboxModelTests {
             #expect(misplaced.isEmpty, "a failed message, resent or not, stays in the failed list: \(misplaced) \(context)")
             #expect(succeeded.allSatisfy(subject.filter.matches))
             try OwnWrites.checkShown(
-                succeeded, pending: pending, awaiting: awaitingAnswers, queued: harness.manager.engine.store.operations(), context: context)
+                succeeded, pending: pending, failed: failed, awaiting: awaitingAnswers, queued: harness.manager.engine.store.operations(),
+                context: context)
         }
     }
 }

@@ -73,11 +73,12 @@ struct OwnWrites {
 
     /// A view shows each message with the user's queued edits on top and hides those
     /// being deleted, whatever the connection: in its succeeded list, and in its pending
-    /// list for messages answered and waiting for their echo (`awaiting`, the engine's
-    /// answers by request id: a pending entry may not carry the id its answer gave).
+    /// list (failed list, answered on a resend) for messages answered and waiting for
+    /// their echo (`awaiting`, the engine's answers by request id: a listed entry may not
+    /// carry the id its answer gave).
     static func checkShown(
-        _ succeeded: [Message], pending: [Message] = [], awaiting: [String: Message] = [:], queued: [QueuedOperation],
-        context: String
+        _ succeeded: [Message], pending: [Message] = [], failed: [Message] = [], awaiting: [String: Message] = [:],
+        queued: [QueuedOperation], context: String
     ) throws {
         // Pending means created, uploading or syncing (API §2), ascending by creation
         // whichever way each message entered the list (sent, resent, fetched, relaunched).
@@ -85,7 +86,7 @@ struct OwnWrites {
         #expect(notPending.isEmpty, "a pending list holds messages \(notPending): \(context)")
         let created = pending.map(\.createdAt)
         #expect(created == created.sorted(), "a pending list is out of order \(created): \(context)")
-        let answered = pending.compactMap { entry -> Message? in
+        let answered = (pending + failed).compactMap { entry -> Message? in
             guard let answer = awaiting[entry.reqId] else { return nil }
             var shown = entry
             shown.messageId = answer.messageId

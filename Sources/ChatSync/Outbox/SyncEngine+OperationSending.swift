@@ -100,8 +100,8 @@ extension SyncEngine {
         } else if let awaited = awaitedEcho(channelURL: queued.channelURL, messageId: queued.messageId),
             let shown = pendingWrites.overlaid(awaited)
         {
-            // Answered and waiting for its echo, it lives in the pending lists, not the
-            // cache: the undo happens there, as the edit was shown there.
+            // Answered and waiting for its echo, it lives in the pending (or failed) lists,
+            // not the cache: the undo happens there, as the edit was shown there.
             guard queued.operation.kind == .deletion else { return showAwaitedEcho(shown) }
             // A refused deletion brings it back, to the list it belongs in: the failed one
             // for an answer to a resend, which stays there until its echo (API §4.3).

@@ -25,12 +25,12 @@ extension SyncEngine {
     }
 
     /// A message of this device the service answered for, still waiting for its echo:
-    /// shown in pending lists, not cached yet.
+    /// shown in pending lists (failed lists, answered on a resend), not cached yet.
     func awaitedEcho(channelURL: String, messageId: Int64) -> Message? {
         outbox.awaitingEcho.values.first { $0.channelURL == channelURL && $0.messageId == messageId }
     }
 
-    /// How a pending list shows an answer still waiting for its echo: `.syncing`, as the
+    /// How a pending (or failed) list shows an answer still waiting for its echo: `.syncing`, as the
     /// views that listed it when it was sent still show it (pending means created,
     /// uploading or syncing). It is `.synced` once its echo puts it in the succeeded lists.
     /// It keeps the `createdAt` it was sent with, so every pending list orders it alike
