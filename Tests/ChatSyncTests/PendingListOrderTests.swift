@@ -142,28 +142,10 @@ struct PendingListOrderTests {
     /// A failed message answered on a resend stays in the failed list until its echo
     /// (API §4.3): a collection opened meanwhile lists it there too, not as pending.
     @Test func anAnswerToAResendAwaitingItsEchoIsListedAsFailedEverywhere() async throws {
-        let harness = try await Harness.make { $0.messageResendPolicy = .manual }
-        await harness.online()
-        let early = try await harness.manager.messageCollection(channelURL: Harness.channel)
-        let earlyRecorder = EventRecorder()
-        await early.setHandler(earlyRecorder)
-        _ = try await early.fetchSucceededMessages(.previous)  // the channel is live: answers wait for their echo
-        await harness.server.setFaults(FaultPlan(permanentErrorTexts: ["refused once"]))
-        let refused = try await harness.manager.sendMessage(.text("refused once"), channelURL: Harness.channel)
-        await harness.settle()
-        #expect(await early.failedMessages.map(\.reqId) == [refused.reqId])
-        await harness.server.setFaults(FaultPlan())
-        await harness.server.holdEvents(for: "alice")
-        _ = try await harness.manager.resendMessage(reqId: refused.reqId)
-        await harness.settle()
-        try #require(await harness.manager.engine.outbox.awaitingEcho[refused.reqId] != nil, "the resend was answered")
+        let (harness, early, earlyRecorder, refused, _) = try await Self.resendAnsweredWithItsEchoHeld()
         #expect(await early.failedMessages.map(\.reqId) == [refused.reqId], "kept failed until its echo")
 
-        let late = try await harness.manager.messageCollection(channelURL: Harness.channel)
-        let recorder = EventRecorder()
-        await late.setHandler(recorder)
-        try await late.fetchPendingMessages()
-        try await late.fetchFailedMessages()
+        let (late, recorder) = try await Self.openedWithItsLists(harness)
         #expect(await late.pendingMessages.isEmpty, "not pending in one collection while failed in another")
         #expect(await late.failedMessages.map(\.reqId) == [refused.reqId])
         #expect(await late.failedMessages.first?.createdAt == refused.createdAt)
@@ -183,20 +165,7 @@ struct PendingListOrderTests {
     /// failed lists that hold it; a refused deletion brings it back there, also in a
     /// collection opened while the deletion was queued, which listed it nowhere.
     @Test func writesOfAResendsAnswerShowInTheFailedLists() async throws {
-        let harness = try await Harness.make { $0.messageResendPolicy = .manual }
-        await harness.online()
-        let early = try await harness.manager.messageCollection(channelURL: Harness.channel)
-        let earlyRecorder = EventRecorder()
-        await early.setHandler(earlyRecorder)
-        _ = try await early.fetchSucceededMessages(.previous)  // the channel is live: answers wait for their echo
-        await harness.server.setFaults(FaultPlan(permanentErrorTexts: ["refused once"]))
-        let refused = try await harness.manager.sendMessage(.text("refused once"), channelURL: Harness.channel)
-        await harness.settle()
-        await harness.server.setFaults(FaultPlan())
-        await harness.server.holdEvents(for: "alice")
-        _ = try await harness.manager.resendMessage(reqId: refused.reqId)
-        await harness.settle()
-        let answer = try #require(await harness.manager.engine.outbox.awaitingEcho[refused.reqId])
+        let (harness, early, earlyRecorder, _, answer) = try await Self.resendAnsweredWithItsEchoHeld()
 
         let edited = try await harness.manager.updateMessage(messageId: answer.messageId, channelURL: Harness.channel, text: "edited")
         #expect(edited.syncState == .syncing)
@@ -212,11 +181,7 @@ struct PendingListOrderTests {
         try await harness.manager.deleteMessage(messageId: answer.messageId, channelURL: Harness.channel)
         #expect(await early.failedMessages.isEmpty, "a deleted message leaves the failed list at once")
         try #require(await eventually { await harness.server.heldRequestCount > 0 }, "the deletion is in flight")
-        let late = try await harness.manager.messageCollection(channelURL: Harness.channel)
-        let recorder = EventRecorder()
-        await late.setHandler(recorder)
-        try await late.fetchPendingMessages()
-        try await late.fetchFailedMessages()
+        let (late, recorder) = try await Self.openedWithItsLists(harness)
         #expect(await late.pendingMessages.isEmpty, "being deleted, it is listed nowhere")
         #expect(await late.failedMessages.isEmpty, "being deleted, it is listed nowhere")
 
@@ -232,5 +197,40 @@ struct PendingListOrderTests {
         await harness.settle()
         for collection in [early, late] { #expect(await collection.failedMessages.isEmpty) }
         #expect(await early.succeededMessages.last?.text == "edited")
+    }
+
+    /// A collection at the newest messages (so answers wait for their echo) lists a
+    /// message refused once as failed; it is resent with alice's events held, and answered.
+    /// Answers the harness, the collection and its recorder, the message as sent, and the
+    /// answer awaiting its echo.
+    private static func resendAnsweredWithItsEchoHeld() async throws -> (
+        Harness, MessageCollection, EventRecorder, Message, Message
+    ) {
+        let harness = try await Harness.make { $0.messageResendPolicy = .manual }
+        await harness.online()
+        let early = try await harness.manager.messageCollection(channelURL: Harness.channel)
+        let recorder = EventRecorder()
+        await early.setHandler(recorder)
+        _ = try await early.fetchSucceededMessages(.previous)
+        await harness.server.setFaults(FaultPlan(permanentErrorTexts: ["refused once"]))
+        let refused = try await harness.manager.sendMessage(.text("refused once"), channelURL: Harness.channel)
+        await harness.settle()
+        #expect(await early.failedMessages.map(\.reqId) == [refused.reqId])
+        await harness.server.setFaults(FaultPlan())
+        await harness.server.holdEvents(for: "alice")
+        _ = try await harness.manager.resendMessage(reqId: refused.reqId)
+        await harness.settle()
+        let answer = try #require(await harness.manager.engine.outbox.awaitingEcho[refused.reqId], "the resend was answered")
+        return (harness, early, recorder, refused, answer)
+    }
+
+    /// A collection opened now, with its recorder, that fetched its pending and failed lists.
+    private static func openedWithItsLists(_ harness: Harness) async throws -> (MessageCollection, EventRecorder) {
+        let collection = try await harness.manager.messageCollection(channelURL: Harness.channel)
+        let recorder = EventRecorder()
+        await collection.setHandler(recorder)
+        try await collection.fetchPendingMessages()
+        try await collection.fetchFailedMessages()
+        return (collection, recorder)
     }
 }
