@@ -44,3 +44,15 @@ func checkListedAlike(
     let both = Set(pending.joined().map(\.reqId)).intersection(failed.joined().map(\.reqId))
     #expect(both.isEmpty, "pending in one collection, failed in another: \(both) \(context)", sourceLocation: sourceLocation)
 }
+
+/// ``checkListedAlike(pending:failed:context:sourceLocation:)`` over the lists of `subjects`
+/// (collections of one channel).
+func checkListedAlike(_ subjects: [ModelSubject], context: String, sourceLocation: SourceLocation = #_sourceLocation) async {
+    var pendingLists: [[Message]] = []
+    var failedLists: [[Message]] = []
+    for subject in subjects {
+        pendingLists.append(await subject.collection.pendingMessages)
+        failedLists.append(await subject.collection.failedMessages)
+    }
+    checkListedAlike(pending: pendingLists, failed: failedLists, context: context, sourceLocation: sourceLocation)
+}

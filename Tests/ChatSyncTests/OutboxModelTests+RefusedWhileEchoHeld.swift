@@ -38,7 +38,7 @@ extension OutboxModelTests {
         #expect(listed == [awaited.text], "a view opened while an echo is awaited lists the message: \(listed) \(context())")
         // It stays open through the refused write below, which must treat it as the others.
         let everyView = subjects + [late]
-        await Self.checkListedAlike(everyView, context: context())
+        await checkListedAlike(everyView, context: context())
         var confirmedText = awaited.text
         if landsAnEditFirst {
             _ = try await harness.manager.updateMessage(messageId: awaited.messageId, channelURL: Harness.channel, text: "landed \(step)")
@@ -55,7 +55,7 @@ extension OutboxModelTests {
                 let failed = await subject.collection.failedMessages
                 try OwnWrites.checkShown([], pending: pending, failed: failed, awaiting: awaiting, queued: queued, context: context())
             }
-            await Self.checkListedAlike(everyView, context: context())
+            await checkListedAlike(everyView, context: context())
         }
         locked.insert(awaited.messageId)
         await applyFaults(server, faulty: faulty, locked: locked)
@@ -82,20 +82,9 @@ extension OutboxModelTests {
                 listed + failed == [confirmedText],
                 "a refused write of a message awaiting its echo is undone where it is shown: \(listed) \(failed) \(context())")
         }
-        await Self.checkListedAlike(everyView, context: context())
+        await checkListedAlike(everyView, context: context())
         await late.collection.remove()
         await server.releaseEvents(for: "alice")
         return draft.reqId
-    }
-
-    /// `checkListedAlike` over the pending and failed lists of `subjects`.
-    private static func checkListedAlike(_ subjects: [ModelSubject], context: String) async {
-        var pendingLists: [[Message]] = []
-        var failedLists: [[Message]] = []
-        for subject in subjects {
-            pendingLists.append(await subject.collection.pendingMessages)
-            failedLists.append(await subject.collection.failedMessages)
-        }
-        ChatSyncTests.checkListedAlike(pending: pendingLists, failed: failedLists, context: context)
     }
 }

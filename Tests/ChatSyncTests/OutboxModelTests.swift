@@ -212,13 +212,7 @@ struct OutboxModelTests {
         let outbox = try harness.outbox()
         let awaitingAnswers = await harness.manager.engine.outbox.awaitingEcho
         let awaitingEcho = Set(awaitingAnswers.keys)
-        var pendingLists: [[Message]] = []
-        var failedLists: [[Message]] = []
-        for subject in subjects {
-            pendingLists.append(await subject.collection.pendingMessages)
-            failedLists.append(await subject.collection.failedMessages)
-        }
-        checkListedAlike(pending: pendingLists, failed: failedLists, context: context)
+        await checkListedAlike(subjects, context: context)
         for subject in subjects {
             let succeeded = await checkInvariants(subject.collection, subject.recorder, context: context)
             let early = subject.recorder.failuresReportedBeforeTheirUndo

@@ -417,13 +417,7 @@ struct SoakTests {
             }
         }
         for channelURL in Self.channels {
-            var pendingLists: [[Message]] = []
-            var failedLists: [[Message]] = []
-            for subject in subjects where subject.channelURL == channelURL {
-                pendingLists.append(await subject.model.collection.pendingMessages)
-                failedLists.append(await subject.model.collection.failedMessages)
-            }
-            checkListedAlike(pending: pendingLists, failed: failedLists, context: context)
+            await checkListedAlike(subjects.filter { $0.channelURL == channelURL }.map(\.model), context: context)
         }
         for subject in subjects {
             let model = subject.model

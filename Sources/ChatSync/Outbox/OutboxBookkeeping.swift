@@ -13,13 +13,17 @@ struct OutboxBookkeeping {
     /// while the channel was live: they stay pending in views until the echo puts them
     /// in the cache at their place, so they never flicker or leave a hole.
     private(set) var awaitingEcho: [String: Message] = [:]
-    /// The `createdAt` each awaited message had in the outbox (the device's clock): a
-    /// collection that lists it later places it where the ones that listed it when it was
-    /// sent do, however far the device's clock is from the service's.
-    private var awaitedListedAt: [String: Int64] = [:]
-    /// Awaited messages answered on a resend: they stay in the failed list until their
-    /// echo (API §4.3), in a collection opened meanwhile as in the others.
-    private var awaitedInFailedList: Set<String> = []
+    /// Where each awaited message is listed, so that a collection that lists it later
+    /// places it as the ones that listed it when it was sent do.
+    private var awaitedPlaces: [String: AwaitedPlace] = [:]
+
+    /// Where an awaited message is listed: with the `createdAt` it had in the outbox (the
+    /// device's clock, however far from the service's), and in the failed list for one
+    /// answered on a resend, which stays there until its echo (API §4.3).
+    private struct AwaitedPlace {
+        let listedAt: Int64
+        let inFailedList: Bool
+    }
     /// Pending messages of an earlier run whose fate the service must be asked
     /// (Guarantees: Relaunch). A lane waits behind such a head.
     var awaitingReconciliation: Set<String> = []
@@ -48,8 +52,7 @@ struct OutboxBookkeeping {
     /// failed list, for a resend); its echo is awaited.
     mutating func awaitEcho(of answer: Message, listedAt: Int64, inFailedList: Bool) {
         awaitingEcho[answer.reqId] = answer
-        awaitedListedAt[answer.reqId] = listedAt
-        if inFailedList { awaitedInFailedList.insert(answer.reqId) }
+        awaitedPlaces[answer.reqId] = AwaitedPlace(listedAt: listedAt, inFailedList: inFailedList)
     }
 
     /// A newer version of an awaited message (an edit the service took) replaces the answer kept.
@@ -60,16 +63,15 @@ struct OutboxBookkeeping {
 
     /// The echo came, or will not: answers the answer that was kept.
     mutating func endAwaitingEcho(_ reqId: String) -> Message? {
-        awaitedListedAt[reqId] = nil
-        awaitedInFailedList.remove(reqId)
+        awaitedPlaces[reqId] = nil
         return awaitingEcho.removeValue(forKey: reqId)
     }
 
     /// The `createdAt` an awaited message was listed with when it was sent.
-    func listedAt(awaited reqId: String) -> Int64? { awaitedListedAt[reqId] }
+    func listedAt(awaited reqId: String) -> Int64? { awaitedPlaces[reqId]?.listedAt }
 
     /// Whether an awaited message was answered on a resend, so belongs to the failed list.
-    func isAwaitedInFailedList(_ reqId: String) -> Bool { awaitedInFailedList.contains(reqId) }
+    func isAwaitedInFailedList(_ reqId: String) -> Bool { awaitedPlaces[reqId]?.inFailedList == true }
 
     /// A send request is about to go; answers whether an earlier one of this run went.
     mutating func noteAttempt(_ reqId: String) -> Bool { !attempted.insert(reqId).inserted }

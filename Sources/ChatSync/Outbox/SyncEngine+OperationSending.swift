@@ -106,10 +106,7 @@ extension SyncEngine {
             // A refused deletion brings it back, to the list it belongs in: the failed one
             // for an answer to a resend, which stays there until its echo (API §4.3).
             let copy = pendingCopy(of: shown)
-            let inFailedList = outbox.isAwaitedInFailedList(shown.reqId)
-            for view in views(of: queued.channelURL) where view.filter.matches(shown) {
-                if inFailedList { view.upsertFailed(copy, reason: .none) } else { view.upsertPending(copy) }
-            }
+            for view in views(of: queued.channelURL) where view.filter.matches(shown) { list(awaited: copy, in: view) }
         }
     }
 

@@ -68,13 +68,15 @@ extension SyncEngine {
     func showAwaitedEcho(_ shown: Message) {
         guard isAwaitingEcho(shown) else { return }
         let copy = pendingCopy(of: shown)
-        for view in views(of: shown.channelURL) {
-            if view.isPending(shown.reqId) {
-                view.upsertPending(copy)
-            } else if view.isFailed(shown.reqId) {
-                view.upsertFailed(copy, reason: .none)
-            }
+        for view in views(of: shown.channelURL) where view.isPending(shown.reqId) || view.isFailed(shown.reqId) {
+            list(awaited: copy, in: view)
         }
+    }
+
+    /// Lists (or updates) an awaited answer's copy in the view's list it belongs in: the
+    /// pending one, or the failed one for an answer to a resend, as every collection does.
+    func list(awaited copy: Message, in view: MessageView) {
+        if outbox.isAwaitedInFailedList(copy.reqId) { view.upsertFailed(copy, reason: .none) } else { view.upsertPending(copy) }
     }
 
     /// Stores a deletion in the outbox, removes the message from every view at once, and
@@ -87,14 +89,14 @@ extension SyncEngine {
         try store.deleteOperations(ids: superseded)
         for id in superseded { pendingWrites.remove(id: id) }
         try enqueue(OutboxOperation(id: RandomIdentifier.make(), kind: .deletion, channelURL: channelURL, messageId: messageId))
+        // Answered but waiting for its echo: it leaves the pending (or, answered on a
+        // resend, the failed) list now; the echo, if it comes, is hidden by the queued deletion.
+        let awaited = isAwaitingEcho(confirmed)
         for view in views(of: channelURL) {
             view.remove(messageIds: [messageId])
-            // Answered but waiting for its echo: it leaves the pending (or, answered on a
-            // resend, the failed) list now; the echo, if it comes, is hidden by the queued deletion.
-            if outbox.awaitingEcho[confirmed.reqId]?.messageId == messageId {
-                view.removePending(confirmed.reqId)
-                view.removeFailed(confirmed.reqId, reason: .removeManualAction)
-            }
+            guard awaited else { continue }
+            view.removePending(confirmed.reqId)
+            view.removeFailed(confirmed.reqId, reason: .removeManualAction)
         }
     }
 
