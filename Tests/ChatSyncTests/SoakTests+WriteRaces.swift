@@ -57,6 +57,11 @@ extension SoakTests {
                         listed.append(failed ?? pending)
                     }
                     let stillAwaited = await harness.manager.engine.outbox.awaitingEcho[target.reqId] != nil
+                    // Awaited after the call, it was awaited during it: it is returned as the
+                    // lists show it, `.syncing` (API §4.6: "that local message").
+                    #expect(
+                        !stillAwaited || shown.syncState == .syncing,
+                        "an edit of a message awaiting its echo returns it as listed: \(shown.syncState) seed \(state.seed)")
                     if try Self.isQueued(.edit, of: target, harness) {
                         #expect(
                             listed.allSatisfy { stillAwaited ? $0?.text == text : $0 == nil || $0?.text == text },
