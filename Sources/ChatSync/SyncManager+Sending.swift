@@ -8,6 +8,11 @@ extension SyncManager {
     /// for await state in manager.observeMessage(reqId: pending.reqId) { print(state.syncState) }
     /// ```
     ///
+    /// The message is dated by the manager's clock, but never before the channel's newest
+    /// cached message, and always at least one millisecond after the channel's previous
+    /// send: the pending and failed lists order by `createdAt`, and two sends in one
+    /// millisecond would otherwise be ordered by when each collection heard of them.
+    ///
     /// - Returns: the stored message, `.created`, with its `reqId`.
     /// - Throws: ``SyncManagerError/Code/invalidParameter`` for an empty channel URL,
     ///   empty text, a custom message without a type, text or data over
@@ -45,6 +50,11 @@ extension SyncManager {
     }
 
     /// The message with `reqId` as it stands: in the outbox, or synced.
+    ///
+    /// Synced means the service stored it: a message whose answer came before its
+    /// real-time echo is `.synced` here (with the service's `messageId` and time), while
+    /// collections still list it as pending (`.syncing`, with the time it was sent) until
+    /// the echo places it among the succeeded messages, so that it never leaves a hole.
     public func message(reqId: String) async -> Message? {
         await engine.message(reqId: reqId)
     }

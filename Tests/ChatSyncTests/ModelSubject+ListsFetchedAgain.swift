@@ -29,8 +29,8 @@ func listedPendingButFailed(_ pending: [Message], outbox: [OutboxEntry]) -> [Str
 
 /// Every collection of a channel lists a message alike, whenever and however it joined
 /// (sent, fetched, awaiting its echo, answered on a resend): in the same list, pending or
-/// failed, and with the same `createdAt`, so that all of them, each ascending by
-/// `createdAt`, order it alike.
+/// failed, with the same `createdAt`, and in the same order among the messages both
+/// list (messages created in one millisecond included).
 func checkListedAlike(
     pending: [[Message]], failed: [[Message]], context: String, sourceLocation: SourceLocation = #_sourceLocation
 ) {
@@ -40,6 +40,19 @@ func checkListedAlike(
         let differing = times.filter { $0.value.count > 1 }
         #expect(
             differing.isEmpty, "collections list a message with different times: \(differing) \(context)", sourceLocation: sourceLocation)
+    }
+    // Equal times leave the order to the ties: those must fall alike too.
+    for lists in [pending, failed] {
+        for (index, list) in lists.enumerated() {
+            for other in lists[(index + 1)...] {
+                let shared = Set(list.map(\.reqId)).intersection(other.map(\.reqId))
+                let order = list.map(\.reqId).filter(shared.contains)
+                let otherOrder = other.map(\.reqId).filter(shared.contains)
+                #expect(
+                    order == otherOrder, "collections order their messages differently: \(order) and \(otherOrder) \(context)",
+                    sourceLocation: sourceLocation)
+            }
+        }
     }
     let both = Set(pending.joined().map(\.reqId)).intersection(failed.joined().map(\.reqId))
     #expect(both.isEmpty, "pending in one collection, failed in another: \(both) \(context)", sourceLocation: sourceLocation)

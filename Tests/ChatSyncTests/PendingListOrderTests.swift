@@ -18,7 +18,7 @@ struct PendingListOrderTests {
         await harness.online()
         await harness.server.setFaults(FaultPlan(permanentErrorTexts: ["refused once", "refused too"]))
         let older = try await harness.manager.sendMessage(.text("refused once"), channelURL: Harness.channel)
-        time.advance(days: 1)  // not the same millisecond: those keep the order they joined in
+        time.advance(days: 1)
         let refused = try await harness.manager.sendMessage(.text("refused too"), channelURL: Harness.channel)
         await harness.settle()
         let early = try await harness.manager.messageCollection(channelURL: Harness.channel)
@@ -137,6 +137,51 @@ struct PendingListOrderTests {
         for collection in [early, late] { #expect(await collection.pendingMessages.isEmpty) }
         await checkInvariants(early, earlyRecorder)
         await checkInvariants(late, recorder)
+    }
+
+    /// An image and a text sent in one millisecond, the text answered first and waiting
+    /// for its echo while the image uploads: a collection opened then lists the answer
+    /// apart from the outbox, so the two would be ordered by when each collection heard
+    /// of them. Each send is dated after the channel's last one instead, and every
+    /// collection lists them in the order they were sent.
+    @Test func messagesSentInOneMillisecondAreOrderedAlikeEverywhere() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        let time = ManualTime()  // stands still: every send falls in one millisecond of the device's clock
+        var harness = try await Harness.make(databasePath: dir.path("cache.sqlite")) { $0.currentTime = time.source }
+        await harness.online()
+        let early = try await harness.manager.messageCollection(channelURL: Harness.channel)
+        let earlyRecorder = EventRecorder()
+        await early.setHandler(earlyRecorder)
+        _ = try await early.fetchSucceededMessages(.previous)  // the channel is live: answers wait for their echo
+        await harness.server.holdEvents(for: "alice")
+        await harness.server.holdUploads()
+        let image = try await harness.manager.sendMessage(
+            .file(.image, localPath: try makeAttachment(in: dir), name: "p.png", mimeType: "image/png"), channelURL: Harness.channel)
+        let text = try await harness.manager.sendMessage(.text("caption"), channelURL: Harness.channel)
+        #expect(await eventually { await harness.manager.engine.outbox.awaitingEcho[text.reqId] != nil }, "the text was answered")
+        #expect(await harness.server.heldUploadCount == 1, "the image is still uploading")
+        #expect(image.createdAt == time.now && text.createdAt == time.now + 1, "dated after the channel's last send")
+
+        let late = try await harness.manager.messageCollection(channelURL: Harness.channel)
+        let recorder = EventRecorder()
+        await late.setHandler(recorder)
+        try await late.fetchPendingMessages()
+        for collection in [early, late] {
+            #expect(await collection.pendingMessages.map(\.reqId) == [image.reqId, text.reqId], "in the order they were sent")
+        }
+        await checkInvariants(early, earlyRecorder)
+        await checkInvariants(late, recorder)
+
+        // After a relaunch, the next send still comes after what the outbox holds.
+        await harness.server.releaseUploads()
+        await harness.server.releaseEvents(for: "alice")
+        await harness.settle()
+        await harness.server.setOnline(false, for: "alice")
+        let queued = try await harness.manager.sendMessage(.text("queued"), channelURL: Harness.channel)
+        try await harness.relaunch()
+        let next = try await harness.manager.sendMessage(.text("next"), channelURL: Harness.channel)
+        #expect(queued.createdAt == time.now + 2 && next.createdAt == time.now + 3)
     }
 
     /// A failed message answered on a resend stays in the failed list until its echo

@@ -41,6 +41,18 @@ struct OutboxBookkeeping {
     /// known for a message sent and deleted since.
     var deletedLately = DeletedLately()
 
+    /// The `createdAt` of each channel's newest message sent in this run, so that the next
+    /// one is dated after it (a channel's own messages never share a millisecond).
+    private var newestSent: [String: Int64] = [:]
+
+    /// The `createdAt` of the channel's newest message sent in this run, if any.
+    func newestSentAt(_ channelURL: String) -> Int64? { newestSent[channelURL] }
+
+    /// A new message entered the outbox.
+    mutating func noteSent(_ message: Message) {
+        newestSent[message.channelURL] = max(newestSent[message.channelURL] ?? .min, message.createdAt)
+    }
+
     /// Request ids sent at least once in this run: a later attempt may be answered with
     /// what an earlier one stored.
     private var attempted: Set<String> = []

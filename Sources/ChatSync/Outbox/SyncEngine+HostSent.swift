@@ -13,6 +13,7 @@ extension SyncEngine {
         var pending = message
         if pending.senderId.isEmpty { pending.senderId = userId }
         let entry = try store.insertOutbox(OutboxEntry(message: pending, origin: .host))
+        outbox.noteSent(entry.message)
         present(entry, entering: true)
     }
 

@@ -39,4 +39,11 @@ extension ChatStore {
         // The statement always answers one row; none would mean no channel and no message.
         return answer ?? SendCheck(isMember: true, newestCreatedAt: nil)
     }
+
+    /// The creation time of the channel's newest outbox entry, if it has any: read once per
+    /// channel and run, when the engine does not know it yet (an earlier run's entries).
+    static func newestOutboxCreatedAt(channelURL: String, in db: Database) throws -> Int64? {
+        try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT MAX(created_at) FROM outbox WHERE channel_url = ?"), arguments: [channelURL])
+    }
 }
