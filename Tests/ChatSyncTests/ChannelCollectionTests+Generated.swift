@@ -158,6 +158,78 @@ extension ChannelCollectionTests {
     }
 }
 
+extension ChannelCollectionTests {
+    /// An earlier run cached some pages of the list; the app relaunches offline and pages
+    /// the list to the cache's end, where `fetch()` answers `false`. Once online the list
+    /// must not be left short: the service's page after what it shows comes, and the
+    /// observable model says more remain while the service has more, so paging on gives
+    /// every channel. Random lists, page sizes and changes made while the app was away.
+    @Test(arguments: ScheduleSeeds.channelList.all)
+    func aListPagedOfflineFromAnEarlierRunIsNotLeftShort(seed: UInt64) async throws {
+        var random = SeededGenerator(seed: seed &+ 11_000_000)
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        var harness = try await Harness.make(seed: seed, databasePath: dir.path("cache.sqlite"))
+        let query = ChannelListQuery(
+            order: ChannelOrder.allCases[Int(seed % 3)], includeEmpty: Bool.random(using: &random),
+            customTypes: Bool.random(using: &random) ? nil : ["team"], limit: Int.random(in: 1...5, using: &random))
+        var created = 0
+        func create() async throws {
+            try await harness.server.createChannel(
+                "c\(created)", members: ["alice", "bob"], name: "n\(Int.random(in: 0...50, using: &random))",
+                customType: Bool.random(using: &random) ? "team" : "")
+            if Bool.random(using: &random) { try await harness.server.post(.text("m"), from: "bob", to: "c\(created)") }
+            created += 1
+        }
+        for _ in 0..<Int.random(in: 0...40, using: &random) { try await create() }
+        await harness.online()
+        let first = try await harness.manager.channelCollection(query: query)
+        let pagesBefore = Int.random(in: 0...4, using: &random)
+        for _ in 0..<pagesBefore { _ = try await first.fetch() }
+        await harness.settle()
+        await first.remove()
+        await harness.manager.close()
+        // While the app is away: new channels, and new messages that move some.
+        for _ in 0..<Int.random(in: 0...4, using: &random) { try await create() }
+        for _ in 0..<Int.random(in: 0...4, using: &random) where created > 0 {
+            try await harness.server.post(.text("away"), from: "bob", to: "c\(Int.random(in: 0..<created, using: &random))")
+        }
+
+        try await harness.reopen()  // not resumed: offline
+        let list = try await harness.manager.channelCollection(query: query)
+        let model = await ChannelCollectionModel(collection: list)
+        var offlinePages = 0
+        while await model.hasMore, offlinePages < 100 {
+            await model.loadNextPage()
+            offlinePages += 1
+        }
+        let shownOffline = await list.channels.count
+        #expect(await model.hasMore == false, "seed \(seed): offline, paging ends at the cache's end")
+
+        await harness.online()
+        await model.catchUp()
+        let truth = await expected(harness, query)
+        let shown = await list.channels.map(\.channelURL)
+        let context = "seed \(seed) (\(query), \(pagesBefore) pages cached, \(shownOffline) shown offline)"
+        #expect(shown == Array(truth.prefix(shown.count)), "\(context): the list is the head of the service's")
+        #expect(
+            shown.count >= min(truth.count, shownOffline + 1),
+            "\(context): the service's page after the cached ones came (\(shown.count) of \(truth.count))")
+        if shown.count < truth.count {
+            #expect(
+                await eventually { await model.hasMore },
+                "\(context): more remain, and the model says so (\(shown.count) of \(truth.count))")
+        }
+        var onlinePages = 0
+        while await model.hasMore, onlinePages < 300 {
+            await model.loadNextPage()
+            onlinePages += 1
+        }
+        #expect(await list.channels.map(\.channelURL) == truth, "\(context): paged to the end, every channel")
+        await harness.manager.close()
+    }
+}
+
 /// Holds the first channel page asked of the service until ``release()``.
 actor GatedChannelPages: ForwardingChatService {
     nonisolated let base: any ChatService

@@ -51,12 +51,20 @@ public final class ChannelCollection: Sendable {
     ///
     /// - Returns: `hasMore`: `false` once the service (or, offline, the cache) has no more.
     ///   A fetch that ran out of cached channels offline is followed, once online, by
-    ///   the service's next page, delivered as events; a `fetch()` made while that page
-    ///   is on its way waits for it and then loads the page after it.
+    ///   the service's page after the channels the list shows, delivered as events (an
+    ///   app that stopped at `false` calls `fetch()` again for more; a
+    ///   ``ChannelCollectionModel`` sets its `hasMore` again by itself); a `fetch()` made
+    ///   while that page is on its way waits for it and then loads the page after it.
     /// - Throws: ``SyncManagerError/Code/closed`` after ``remove()`` or `close()`.
     @discardableResult
     public func fetch() async throws -> Bool {
         try await engine.fetchChannels(id)
+    }
+
+    /// Whether the service said it has more channels than the list shows (see
+    /// ``ChannelCollectionModel/hasMore``).
+    var mayHaveMore: Bool {
+        get async { await engine.channelListMayHaveMore(id) }
     }
 
     /// The loaded channels, in the query's order.

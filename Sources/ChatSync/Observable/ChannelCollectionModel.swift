@@ -35,7 +35,12 @@ public final class ChannelCollectionModel {
     /// A ``loadNextPage()`` is running.
     public private(set) var isLoading = false
     /// Whether more channels may remain: `true` until a ``loadNextPage()`` reports the end.
+    /// A load that ran out of cached channels offline reports the end too; once online,
+    /// the service's page after them arrives by itself, and this turns `true` again if
+    /// the service has more.
     public private(set) var hasMore = true
+    /// Counts loads, so that a check of `hasMore` started before a load never overrides it.
+    private var loads = 0
     /// The error of the last load that failed; cleared by the next load that succeeds.
     public private(set) var lastError: (any Error)?
 
@@ -59,6 +64,7 @@ public final class ChannelCollectionModel {
     public func loadNextPage() async {
         guard !isLoading else { return }
         isLoading = true
+        loads += 1
         defer { isLoading = false }
         do {
             hasMore = try await collection.fetch()
@@ -71,6 +77,17 @@ public final class ChannelCollectionModel {
 
     /// Returns once ``channels`` shows every change the collection made before this call.
     public func catchUp() async { await subscription.catchUp() }
+
+    /// Channels arrived after a load reported the end: the page owed from offline, which
+    /// may come with the service's word that more follow.
+    private func checkForMore() {
+        let (collection, load) = (collection, loads)
+        Task { [weak self] in
+            let more = await collection.mayHaveMore
+            guard let self, more, !self.isLoading, self.loads == load else { return }
+            self.hasMore = true
+        }
+    }
 
     // MARK: - Events
 
@@ -86,6 +103,7 @@ public final class ChannelCollectionModel {
             for channel in changed {
                 channels.insert(channel, at: channels.partitionPoint { order.sortsBefore($0, channel) })
             }
+            if action == .insert, !hasMore { checkForMore() }
         case .remove:
             let urls = Set(changed.map(\.channelURL))
             channels.removeAll { urls.contains($0.channelURL) }

@@ -96,7 +96,7 @@ extension SyncEngine {
                 view.finishOwedPage()
             }
             do {
-                _ = try await fetchServerPage(of: view)
+                try await fetchPageBeyondShown(of: view)
             } catch {
                 // A refusal is the app's to hear, at its next fetch; retrying it here helps nobody.
                 if !ChatServiceError.classify(error).isTransient { view.owesServerPage = false }
@@ -104,6 +104,26 @@ extension SyncEngine {
             }
         }
         return !channelLists.views.values.contains { $0.owesServerPage }
+    }
+
+    /// The service's page after the channels the list shows. The list paged the cache
+    /// offline, but the service's cursor starts at its first page: pages the list shows
+    /// already are read again (into the cache, which they refresh) until one reaches past
+    /// them, so the owed page brings what the app could not see offline.
+    private func fetchPageBeyondShown(of view: ChannelView) async throws {
+        // The pages the list shows, and one more for channels that moved up meanwhile.
+        let shownPages = view.channels.count / view.query.limit + 2
+        for _ in 0..<shownPages {
+            let shown = view.boundary
+            guard try await fetchServerPage(of: view), view.boundary == shown, channelLists.isOpen(view) else { return }
+        }
+    }
+
+    /// Whether the service said it has more channels for the list than it shows: after
+    /// an owed page, the app's last `fetch()` (offline, `false`) no longer holds.
+    func channelListMayHaveMore(_ id: Int) -> Bool {
+        guard let view = channelLists.views[id] else { return false }
+        return view.serverCursor != nil && !view.serverExhausted
     }
 
     /// Shows channels the cache just took in every list, each at its place.
