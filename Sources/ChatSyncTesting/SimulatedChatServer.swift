@@ -238,7 +238,10 @@ public actor SimulatedChatServer {
         let message = state.messages[index]
         changeSeq += 1
         state.changes.append((changeSeq, messageId))
-        if state.channel.lastMessage?.messageId == messageId { state.channel.lastMessage = message }
+        if state.channel.lastMessage?.messageId == messageId {
+            state.channel.lastMessage = message
+            recordChannelChange(channelURL, users: Set(state.channel.memberIds))
+        }
         channelStates[channelURL] = state
         broadcast(.messageUpdated(message), to: state.channel.memberIds)
         return message

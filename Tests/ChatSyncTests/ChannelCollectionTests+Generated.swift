@@ -97,6 +97,10 @@ extension ChannelCollectionTests {
         var later = ChannelRecorder(collection)
         var running = true
         var log: [String] = []
+        // Edits and deletions of channels' last messages, drawn apart so the other steps stay
+        // what they were for every seed: the lists' previews must follow them, in channels
+        // whose messages the cache does not hold too.
+        var lastMessages = SeededGenerator(seed: seed &+ 12_000_000)
         for _ in 0..<30 {
             let target = created > 0 ? "c\(Int.random(in: 0..<created, using: &random))" : Harness.channel
             let exists = await harness.server.channel(target).map { $0.memberIds.contains("alice") } ?? false
@@ -119,6 +123,15 @@ extension ChannelCollectionTests {
                 "delete \(target)", "leave \(target)", running ? "resume" : "pause", "-",
             ]
             log.append(action < 3 || action > 7 || exists ? names[action] : "-")
+            if Int.random(in: 0..<3, using: &lastMessages) == 0, let last = await harness.server.channel(target)?.lastMessage {
+                if Bool.random(using: &lastMessages) {
+                    try await harness.server.update(messageId: last.messageId, channelURL: target, text: "edited \(log.count)")
+                    log.append("edit the last message of \(target)")
+                } else {
+                    try await harness.server.delete(messageId: last.messageId, channelURL: target)
+                    log.append("delete the last message of \(target)")
+                }
+            }
             if Int.random(in: 0..<4, using: &screens) == 0 {
                 log.append("new model and events read")
                 (model, later) = (await ChannelCollectionModel(collection: collection), ChannelRecorder(collection))
@@ -134,6 +147,16 @@ extension ChannelCollectionTests {
             #expect(channels == channels.sorted { query.order.sortsBefore($0, $1) }, "seed \(seed): in query order")
             #expect(Set(channels.map(\.channelURL)).count == channels.count, "seed \(seed): no duplicates")
             #expect(channels.allSatisfy(query.matches), "seed \(seed): filtered")
+            if running {
+                // Online and settled, each channel shows the service's last message.
+                for channel in channels {
+                    let served = await harness.server.channel(channel.channelURL)?.lastMessage
+                    #expect(
+                        channel.lastMessage?.messageId == served?.messageId && channel.lastMessage?.text == served?.text,
+                        "seed \(seed): \(channel.channelURL) shows \(channel.lastMessage?.text ?? "nothing"), the service \(served?.text ?? "nothing"); steps \(log)"
+                    )
+                }
+            }
             // The list is exactly the head of the cache in its order: changes applied in
             // place never miss a channel the cache holds above the list's end.
             let cached = try harness.manager.engine.store.channels(matching: query).prefix(channels.count)

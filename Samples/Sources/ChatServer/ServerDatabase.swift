@@ -366,7 +366,10 @@ final class ServerDatabase: Sendable {
                     sql: "UPDATE message SET deleted = 1, updated_at = ? WHERE message_id = ?", arguments: [message.updatedAt, messageId])
             }
             try db.execute(sql: "INSERT INTO change_log (channel_url, message_id) VALUES (?, ?)", arguments: [channelURL, messageId])
-            if text == nil { try Self.logChannel(db, channelURL, users: Set(channel.memberIds)) }
+            // A deletion may change the channel's last message; an edit of it changes its preview.
+            if text == nil || channel.lastMessage?.messageId == messageId {
+                try Self.logChannel(db, channelURL, users: Set(channel.memberIds))
+            }
             if let operationId {
                 try db.execute(sql: "INSERT INTO operation (id, message_id) VALUES (?, ?)", arguments: [operationId, messageId])
             }

@@ -162,10 +162,27 @@ extension SyncEngine {
     }
 
     /// An edited or deleted message that was a channel's last one changes the channel.
+    ///
+    /// After a deletion the channel's last message is the newest one left, which the cache
+    /// knows only when a complete range reaches from its newest message to the deleted
+    /// one: otherwise that message stands in until the channel change logs, asked for at
+    /// once, bring the service's.
     func noteChangedMessage(channelURL: String, messageId: Int64, now message: Message?) {
         do {
-            guard var channel = try store.channel(channelURL), channel.lastMessage?.messageId == messageId else { return }
-            channel.lastMessage = try message ?? store.newestMessage(channelURL: channelURL)
+            guard var channel = try store.channel(channelURL), let gone = channel.lastMessage, gone.messageId == messageId else { return }
+            if let message {
+                guard message.createdAt == gone.createdAt else { return }
+                channel.lastMessage = message
+            } else {
+                let newest = try store.newestMessage(channelURL: channelURL)
+                channel.lastMessage = newest
+                let ranges = try chunks(of: channelURL)
+                let known = newest.map { newest in ranges.contains { $0.contains(newest.sortKey) && $0.contains(gone.sortKey) } } ?? false
+                if !known {
+                    channelLists.changeLogsAreDue()
+                    refreshChannelListsSoon()
+                }
+            }
             try store.upsertChannels([channel])
             reconcileChannelViews(channelURL: channelURL, now: channel)
         } catch {

@@ -57,7 +57,11 @@ extension SyncEngine {
                 {
                     channels[message.channelURL]?.heldForLive[index] = message.asSynced
                 }
-                guard let cached = try store.message(channelURL: message.channelURL, messageId: message.messageId) else { continue }
+                guard let cached = try store.message(channelURL: message.channelURL, messageId: message.messageId) else {
+                    // Not cached, it may still be a listed channel's last message, whose preview follows it.
+                    noteChangedMessage(channelURL: message.channelURL, messageId: message.messageId, now: message.asSynced)
+                    continue
+                }
                 guard cached.createdAt == message.createdAt else {
                     logger.warning("ignoring an update that moves message \(message.messageId) in time")
                     continue
