@@ -218,6 +218,9 @@ extension ChannelCollectionTests {
             try await harness.server.post(.text("away"), from: "bob", to: "c\(Int.random(in: 0..<created, using: &random))")
         }
 
+        // A third of the schedules come back through a flaky service: a page of the owed
+        // fetch that fails stays owed, and the reconnect's retry fetches it.
+        let flaky = seed % 3 == 1
         try await harness.reopen()  // not resumed: offline
         let list = try await harness.manager.channelCollection(query: query)
         let model = await ChannelCollectionModel(collection: list)
@@ -229,7 +232,12 @@ extension ChannelCollectionTests {
         let shownOffline = await list.channels.count
         #expect(await model.hasMore == false, "seed \(seed): offline, paging ends at the cache's end")
 
+        if flaky { await harness.server.setFaults(FaultPlan(failRequestRate: 0.25)) }
         await harness.online()
+        if flaky {
+            await harness.server.setFaults(FaultPlan())
+            await harness.settle()  // the retries after the faults, if any are left
+        }
         await model.catchUp()
         let truth = await expected(harness, query)
         let shown = await list.channels.map(\.channelURL)

@@ -173,13 +173,19 @@ struct PendingListOrderTests {
         await checkInvariants(early, earlyRecorder)
         await checkInvariants(late, recorder)
 
-        // After a relaunch, the next send still comes after what the outbox holds.
+        // After a relaunch, the next send still comes after what the outbox holds, even
+        // when the host appended a message of its own, dated earlier, first.
         await harness.server.releaseUploads()
         await harness.server.releaseEvents(for: "alice")
         await harness.settle()
         await harness.server.setOnline(false, for: "alice")
         let queued = try await harness.manager.sendMessage(.text("queued"), channelURL: Harness.channel)
         try await harness.relaunch()
+        let reopened = try await harness.manager.messageCollection(channelURL: Harness.channel)
+        let hostMessage = Message(
+            reqId: "host-1", channelURL: Harness.channel, senderId: "alice", kind: .text, text: "host", createdAt: time.now - 5,
+            syncState: .syncing)
+        try await reopened.appendMessage(hostMessage)
         let next = try await harness.manager.sendMessage(.text("next"), channelURL: Harness.channel)
         #expect(queued.createdAt == time.now + 2 && next.createdAt == time.now + 3)
     }

@@ -41,16 +41,25 @@ struct OutboxBookkeeping {
     /// known for a message sent and deleted since.
     var deletedLately = DeletedLately()
 
-    /// The `createdAt` of each channel's newest message sent in this run, so that the next
-    /// one is dated after it (a channel's own messages never share a millisecond).
-    private var newestSent: [String: Int64] = [:]
+    /// The newest `createdAt` each channel's pending and failed lists got in this run (a
+    /// send, a host's message, an answer listed while its echo is awaited), so that the
+    /// next send is dated after it: a channel's own messages never share a millisecond.
+    private var newestListed: [String: Int64] = [:]
+    /// Channels whose outbox rows of earlier runs were read for their newest `createdAt`.
+    private var outboxTimesRead: Set<String> = []
 
-    /// The `createdAt` of the channel's newest message sent in this run, if any.
-    func newestSentAt(_ channelURL: String) -> Int64? { newestSent[channelURL] }
+    /// The `createdAt` of the newest message this run listed in the channel, if any.
+    func newestListedAt(_ channelURL: String) -> Int64? { newestListed[channelURL] }
 
-    /// A new message entered the outbox.
-    mutating func noteSent(_ message: Message) {
-        newestSent[message.channelURL] = max(newestSent[message.channelURL] ?? .min, message.createdAt)
+    /// Whether the channel's outbox rows were read for their newest `createdAt` (once per
+    /// channel and run: later rows are this run's, which ``newestListedAt(_:)`` knows).
+    func hasReadOutboxTimes(_ channelURL: String) -> Bool { outboxTimesRead.contains(channelURL) }
+
+    /// A message was listed in the channel with `createdAt`; with `outboxRead`, the
+    /// outbox's earlier rows were read too.
+    mutating func noteListed(channelURL: String, createdAt: Int64, outboxRead: Bool = false) {
+        newestListed[channelURL] = max(newestListed[channelURL] ?? .min, createdAt)
+        if outboxRead { outboxTimesRead.insert(channelURL) }
     }
 
     /// Request ids sent at least once in this run: a later attempt may be answered with
@@ -63,6 +72,8 @@ struct OutboxBookkeeping {
     /// The service answered `answer` for an outbox entry listed at `listedAt` (in the
     /// failed list, for a resend); its echo is awaited.
     mutating func awaitEcho(of answer: Message, listedAt: Int64, inFailedList: Bool) {
+        // Its outbox row is gone, but it stays listed at that time until its echo.
+        noteListed(channelURL: answer.channelURL, createdAt: listedAt)
         awaitingEcho[answer.reqId] = answer
         awaitedPlaces[answer.reqId] = AwaitedPlace(listedAt: listedAt, inFailedList: inFailedList)
     }

@@ -13,7 +13,7 @@ extension SyncEngine {
         var pending = message
         if pending.senderId.isEmpty { pending.senderId = userId }
         let entry = try store.insertOutbox(OutboxEntry(message: pending, origin: .host))
-        outbox.noteSent(entry.message)
+        outbox.noteListed(channelURL: entry.channelURL, createdAt: entry.message.createdAt)
         present(entry, entering: true)
     }
 

@@ -14,19 +14,22 @@ extension SyncEngine {
         let entry = try store.write { db -> OutboxEntry in
             let check = try ChatStore.sendCheck(channelURL: channelURL, userId: userId, in: db)
             guard check.isMember else { throw SyncManagerError(.invalidParameter, "\(userId) is not a member of \(channelURL)") }
-            // Never in the millisecond of an earlier send of the channel: the pending and
-            // failed lists order by `createdAt`, and a tie would be ordered by when each
-            // collection heard of each message, which differs between collections.
-            let newestSent = try outbox.newestSentAt(channelURL) ?? ChatStore.newestOutboxCreatedAt(channelURL: channelURL, in: db)
-            let afterSent = newestSent.map { $0 < .max ? $0 + 1 : $0 } ?? .min
-            let createdAt = max(time, check.newestCreatedAt ?? .min, afterSent)
+            // Never in the millisecond of a message the channel's lists hold: they order by
+            // `createdAt`, and a tie would be ordered by when each collection heard of each
+            // message, which differs between collections.
+            var newestListed = outbox.newestListedAt(channelURL)
+            if !outbox.hasReadOutboxTimes(channelURL), let older = try ChatStore.newestOutboxCreatedAt(channelURL: channelURL, in: db) {
+                newestListed = max(newestListed ?? .min, older)
+            }
+            let afterListed = newestListed.map { $0 < .max ? $0 + 1 : $0 } ?? .min
+            let createdAt = max(time, check.newestCreatedAt ?? .min, afterListed)
             let message = Message(
                 reqId: reqId, channelURL: channelURL, senderId: userId, kind: params.kind, text: params.text,
                 customType: params.customType, data: params.data, file: file, parentMessageId: params.parentMessageId,
                 createdAt: createdAt, syncState: .created)
             return try ChatStore.insertOutbox(OutboxEntry(message: message), in: db)
         }
-        outbox.noteSent(entry.message)
+        outbox.noteListed(channelURL: channelURL, createdAt: entry.message.createdAt, outboxRead: true)
         present(entry, entering: true)
         kickLane(LaneKey(channelURL: channelURL, lane: entry.lane))
         return entry.message

@@ -110,13 +110,20 @@ extension SyncEngine {
     /// offline, but the service's cursor starts at its first page: pages the list shows
     /// already are read again (into the cache, which they refresh) until one reaches past
     /// them, so the owed page brings what the app could not see offline.
+    ///
+    /// The page stays owed until one reaches past the list (or the service has no more):
+    /// a page left unanswered, out of reach, is fetched again by the reconnect's retry.
     private func fetchPageBeyondShown(of view: ChannelView) async throws {
         // The pages the list shows, and one more for channels that moved up meanwhile.
         let shownPages = view.channels.count / view.query.limit + 2
         for _ in 0..<shownPages {
-            let shown = view.boundary
+            let (shown, cursor) = (view.boundary, view.serverCursor)
             guard try await fetchServerPage(of: view), view.boundary == shown, channelLists.isOpen(view) else { return }
+            view.owesServerPage = true
+            // No page came (the cursor moves with every page): the retry asks again.
+            guard view.serverCursor != cursor else { return }
         }
+        view.owesServerPage = false
     }
 
     /// Whether the service said it has more channels for the list than it shows: after
@@ -165,8 +172,9 @@ extension SyncEngine {
     ///
     /// After a deletion the channel's last message is the newest one left, which the cache
     /// knows only when a complete range reaches from its newest message to the deleted
-    /// one: otherwise that message stands in until the channel change logs, asked for at
-    /// once, bring the service's.
+    /// one: otherwise that message (or none) stands in until the channel change logs,
+    /// asked for at once when a list is open, bring the service's. Meanwhile the channel
+    /// may sort lower, or leave a list without empty channels, and come back with them.
     func noteChangedMessage(channelURL: String, messageId: Int64, now message: Message?) {
         do {
             guard var channel = try store.channel(channelURL), let gone = channel.lastMessage, gone.messageId == messageId else { return }
@@ -179,8 +187,9 @@ extension SyncEngine {
                 let ranges = try chunks(of: channelURL)
                 let known = newest.map { newest in ranges.contains { $0.contains(newest.sortKey) && $0.contains(gone.sortKey) } } ?? false
                 if !known {
+                    // A list opened later applies them before its first page from the service.
                     channelLists.changeLogsAreDue()
-                    refreshChannelListsSoon()
+                    if !channelLists.views.isEmpty { refreshChannelListsSoon() }
                 }
             }
             try store.upsertChannels([channel])
