@@ -31,15 +31,10 @@ extension ChannelCollectionTests {
     func replayingEventsGivesTheListAfterRandomOperations(seed: UInt64) async throws {
         var random = SeededGenerator(seed: seed)
         let harness = try await Harness.make(seed: seed)
-        let orders = ChannelOrder.allCases
-        let query = ChannelListQuery(
-            order: orders[Int(seed % 3)], includeEmpty: Bool.random(using: &random),
-            customTypes: Bool.random(using: &random) ? nil : ["team"], limit: Int.random(in: 1...5, using: &random))
+        let query = Self.randomQuery(seed: seed, using: &random)
         var created = 0
         func create() async throws {
-            try await harness.server.createChannel(
-                "c\(created)", members: ["alice", "bob"], name: "n\(Int.random(in: 0...50, using: &random))",
-                customType: Bool.random(using: &random) ? "team" : "")
+            try await Self.createRandomChannel("c\(created)", on: harness.server, using: &random)
             created += 1
         }
         for _ in 0..<Int.random(in: 0...8, using: &random) { try await create() }
@@ -193,14 +188,10 @@ extension ChannelCollectionTests {
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
         var harness = try await Harness.make(seed: seed, databasePath: dir.path("cache.sqlite"))
-        let query = ChannelListQuery(
-            order: ChannelOrder.allCases[Int(seed % 3)], includeEmpty: Bool.random(using: &random),
-            customTypes: Bool.random(using: &random) ? nil : ["team"], limit: Int.random(in: 1...5, using: &random))
+        let query = Self.randomQuery(seed: seed, using: &random)
         var created = 0
         func create() async throws {
-            try await harness.server.createChannel(
-                "c\(created)", members: ["alice", "bob"], name: "n\(Int.random(in: 0...50, using: &random))",
-                customType: Bool.random(using: &random) ? "team" : "")
+            try await Self.createRandomChannel("c\(created)", on: harness.server, using: &random)
             if Bool.random(using: &random) { try await harness.server.post(.text("m"), from: "bob", to: "c\(created)") }
             created += 1
         }
@@ -258,6 +249,23 @@ extension ChannelCollectionTests {
         }
         #expect(await list.channels.map(\.channelURL) == truth, "\(context): paged to the end, every channel")
         await harness.manager.close()
+    }
+}
+
+extension ChannelCollectionTests {
+    /// A generated schedule's list: its order from the seed, its filters and page size drawn.
+    static func randomQuery(seed: UInt64, using random: inout SeededGenerator) -> ChannelListQuery {
+        ChannelListQuery(
+            order: ChannelOrder.allCases[Int(seed % 3)], includeEmpty: Bool.random(using: &random),
+            customTypes: Bool.random(using: &random) ? nil : ["team"], limit: Int.random(in: 1...5, using: &random))
+    }
+
+    /// Creates a channel of alice and bob with a drawn name and type.
+    static func createRandomChannel(_ channelURL: String, on server: SimulatedChatServer, using random: inout SeededGenerator) async throws
+    {
+        try await server.createChannel(
+            channelURL, members: ["alice", "bob"], name: "n\(Int.random(in: 0...50, using: &random))",
+            customType: Bool.random(using: &random) ? "team" : "")
     }
 }
 

@@ -165,3 +165,16 @@ extension SyncManagerOptions {
         messageCollectionCapacity = 200
     }
 }
+
+extension Harness {
+    /// Brings alice online and opens a collection, with its recorder, at the channel's
+    /// newest messages: the channel is live, so an answer that comes before its echo waits for it.
+    func collectionAtTheNewestMessages() async throws -> (MessageCollection, EventRecorder) {
+        await online()
+        let collection = try await manager.messageCollection(channelURL: Harness.channel)
+        let recorder = EventRecorder()
+        await collection.setHandler(recorder)
+        _ = try await collection.fetchSucceededMessages(.previous)
+        return (collection, recorder)
+    }
+}

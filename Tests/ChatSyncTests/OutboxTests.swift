@@ -9,12 +9,7 @@ import Testing
 struct OutboxTests {
     /// A collection at the newest edge (fetched online), recording its events.
     private func collection(_ harness: Harness) async throws -> (MessageCollection, EventRecorder) {
-        await harness.online()
-        let collection = try await harness.manager.messageCollection(channelURL: Harness.channel)
-        let recorder = EventRecorder()
-        await collection.setHandler(recorder)
-        _ = try await collection.fetchSucceededMessages(.previous)
-        return (collection, recorder)
+        try await harness.collectionAtTheNewestMessages()
     }
 
     @Test func aMessageIsStoredBeforeSendReturnsAndGoesCreatedSyncingSynced() async throws {

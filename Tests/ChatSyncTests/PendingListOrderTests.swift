@@ -106,11 +106,7 @@ struct PendingListOrderTests {
         let time = ManualTime()
         time.advance(days: -2_000)  // well before the simulator's clock (2023)
         let harness = try await Harness.make { $0.currentTime = time.source }
-        await harness.online()
-        let early = try await harness.manager.messageCollection(channelURL: Harness.channel)
-        let earlyRecorder = EventRecorder()
-        await early.setHandler(earlyRecorder)
-        _ = try await early.fetchSucceededMessages(.previous)  // the channel is live: answers wait for their echo
+        let (early, earlyRecorder) = try await harness.collectionAtTheNewestMessages()  // answers wait for their echo
         await harness.server.holdEvents(for: "alice")
         let first = try await harness.manager.sendMessage(.text("answered"), channelURL: Harness.channel)
         await harness.settle()
@@ -149,11 +145,7 @@ struct PendingListOrderTests {
         defer { dir.cleanUp() }
         let time = ManualTime()  // stands still: every send falls in one millisecond of the device's clock
         var harness = try await Harness.make(databasePath: dir.path("cache.sqlite")) { $0.currentTime = time.source }
-        await harness.online()
-        let early = try await harness.manager.messageCollection(channelURL: Harness.channel)
-        let earlyRecorder = EventRecorder()
-        await early.setHandler(earlyRecorder)
-        _ = try await early.fetchSucceededMessages(.previous)  // the channel is live: answers wait for their echo
+        let (early, earlyRecorder) = try await harness.collectionAtTheNewestMessages()  // answers wait for their echo
         await harness.server.holdEvents(for: "alice")
         await harness.server.holdUploads()
         let image = try await harness.manager.sendMessage(
