@@ -9,9 +9,10 @@ extension SyncManager {
     /// ```
     ///
     /// The message is dated by the manager's clock, but never before the channel's newest
-    /// cached message, and always at least one millisecond after the channel's previous
-    /// send: the pending and failed lists order by `createdAt`, and two sends in one
-    /// millisecond would otherwise be ordered by when each collection heard of them.
+    /// cached message, and always at least one millisecond after every message the
+    /// channel's pending and failed lists hold from this device: those lists order by
+    /// `createdAt`, and two sends in one millisecond would otherwise be ordered by when
+    /// each collection heard of them.
     ///
     /// - Returns: the stored message, `.created`, with its `reqId`.
     /// - Throws: ``SyncManagerError/Code/invalidParameter`` for an empty channel URL,
