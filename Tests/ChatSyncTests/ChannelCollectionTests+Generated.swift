@@ -30,7 +30,10 @@ extension ChannelCollectionTests {
     @Test(arguments: ScheduleSeeds.channelList.all)
     func replayingEventsGivesTheListAfterRandomOperations(seed: UInt64) async throws {
         var random = SeededGenerator(seed: seed)
-        let harness = try await Harness.make(seed: seed)
+        // The service refuses the channel change-log token when the schedule says so (it
+        // expired on a real backend), from a generator of its own.
+        let (harness, tokens) = try await Harness.makeWrapped(seed: seed) { ChannelTokenRefusing($0) }
+        var expiries = SeededGenerator(seed: seed &+ 13_000_000)
         let query = Self.randomQuery(seed: seed, using: &random)
         var created = 0
         func create() async throws {
@@ -118,6 +121,10 @@ extension ChannelCollectionTests {
                 "delete \(target)", "leave \(target)", running ? "resume" : "pause", "-",
             ]
             log.append(action < 3 || action > 7 || exists ? names[action] : "-")
+            if Int.random(in: 0..<8, using: &expiries) == 0 {
+                await tokens.refuseNext()
+                log.append("the channel token is refused at its next use")
+            }
             if Int.random(in: 0..<3, using: &lastMessages) == 0, let last = await harness.server.channel(target)?.lastMessage {
                 if Bool.random(using: &lastMessages) {
                     try await harness.server.update(messageId: last.messageId, channelURL: target, text: "edited \(log.count)")
@@ -266,6 +273,27 @@ extension ChannelCollectionTests {
         try await server.createChannel(
             channelURL, members: ["alice", "bob"], name: "n\(Int.random(in: 0...50, using: &random))",
             customType: Bool.random(using: &random) ? "team" : "")
+    }
+}
+
+/// Refuses the next channel change-log request that carries a token, once armed, as a
+/// backend does with a token that expired (`.invalid`, for good).
+actor ChannelTokenRefusing: ForwardingChatService {
+    nonisolated let base: any ChatService
+    private var armed = false
+    private(set) var refusals = 0
+
+    init(_ base: any ChatService) { self.base = base }
+
+    func refuseNext() { armed = true }
+
+    func channelChangeLogs(token: String?, limit: Int) async throws -> ChannelChangeLogs {
+        if armed, token != nil {
+            armed = false
+            refusals += 1
+            throw ChatServiceError.permanent(.invalid, "the channel change-log token expired")
+        }
+        return try await base.channelChangeLogs(token: token, limit: limit)
     }
 }
 

@@ -145,8 +145,12 @@ final class ChannelView {
         channels.insert(channel, at: place(of: channel))
     }
 
+    /// How many times the view was emptied: a fetch that spans a clear starts again.
+    private(set) var clears = 0
+
     /// Empties the view with one clear event.
     func clear() {
+        clears += 1
         channels = []
         loaded = [:]
         boundary = nil

@@ -146,6 +146,15 @@ extension ChatStore {
         }
     }
 
+    /// Drops every cached channel and the channel change-log token in one transaction;
+    /// keeps messages, their ranges and tokens, and the outbox.
+    func forgetCachedChannels() throws {
+        try write { db in
+            try db.execute(sql: "DELETE FROM channel")
+            try db.execute(sql: "DELETE FROM sync_token WHERE scope = ?", arguments: [Self.channelTokenScope])
+        }
+    }
+
     /// Drops cached messages, chunks, channels and tokens in one transaction; keeps the outbox.
     func clearCache() throws {
         try write { db in

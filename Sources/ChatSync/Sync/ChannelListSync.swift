@@ -9,6 +9,24 @@ struct ChannelListSync {
     /// A background pass over the channel change logs is scheduled.
     private(set) var isRefreshScheduled = false
 
+    /// Counts the changes of cached channels' last messages, and when each channel's last
+    /// one changed: an answer asked for before then knows less than the cache.
+    private var lastMessageChanges = 0
+    private var lastMessageChangedAt: [String: Int] = [:]
+
+    /// The mark to take before asking the service for channels.
+    var lastMessageMark: Int { lastMessageChanges }
+
+    /// The cache took a new last message for the channel (a real-time message, an edit
+    /// or deletion of it, a channel event, the change logs).
+    mutating func noteLastMessageChanged(_ channelURL: String) {
+        lastMessageChanges += 1
+        lastMessageChangedAt[channelURL] = lastMessageChanges
+    }
+
+    /// Whether the channel's last message changed in the cache after `mark` was taken.
+    func lastMessageChanged(_ channelURL: String, since mark: Int) -> Bool { (lastMessageChangedAt[channelURL] ?? 0) > mark }
+
     /// The open lists in the order they were opened (events reach them in that order).
     var viewsInOrder: [ChannelView] { views.values.sorted { $0.id < $1.id } }
 

@@ -49,15 +49,19 @@ extension SyncEngine {
 
     /// Reads the list's next page from the service into the cache and the list; answers
     /// whether the service has more.
-    func fetchServerPage(of view: ChannelView) async throws -> Bool {
+    func fetchServerPage(of view: ChannelView, restarts: Int = 0) async throws -> Bool {
         guard try await applyChannelChangeLogsIfDue() else { return true }
+        let clears = view.clears
         let query = ChannelPageQuery(
             order: view.query.order, includeEmpty: view.query.includeEmpty, customTypes: view.query.customTypes,
             limit: view.query.limit, cursor: view.serverCursor)
-        guard let page = try await requestUnlessTransient({ try await $0.fetchChannels(query) }), !isClosed,
+        let mark = channelLists.lastMessageMark
+        guard let answered = try await requestUnlessTransient({ try await $0.fetchChannels(query) }), !isClosed,
             channelLists.isOpen(view)
         else { return true }
         view.owesServerPage = false
+        var page = answered
+        page.channels = try keepingNewerLastMessages(page.channels, since: mark)
         try store.upsertChannels(page.channels)
         reconcileChannelViews(page.channels)
         // A channel that moved across the cursor while paging (a new message lifts one not
@@ -65,6 +69,10 @@ extension SyncEngine {
         channelLists.changeLogsAreDue()
         _ = try await applyChannelChangeLogsIfDue()
         guard !isClosed, channelLists.isOpen(view) else { return true }
+        // The cached channels were dropped meanwhile (the change-log token was refused):
+        // this page's place is gone with them, and the list starts again from the first
+        // (it stays owed if a service refuses every token it gives).
+        guard view.clears == clears else { return restarts < 2 ? try await fetchServerPage(of: view, restarts: restarts + 1) : true }
         view.serverCursor = page.nextCursor
         view.serverExhausted = page.nextCursor == nil
         try grow(view, to: page.channels.last, complete: view.serverExhausted)
@@ -126,6 +134,36 @@ extension SyncEngine {
         view.owesServerPage = false
     }
 
+    /// The channel change-log token was refused for good (it expired): which channels were
+    /// deleted or left since cannot be learnt, so no cached channel can be trusted. They
+    /// are dropped with the token, every list is cleared and owes the service's first
+    /// page again, which the reconnect's pass (or one started here) fetches; an app's
+    /// fetch under way goes on from that first page.
+    private func forgetCachedChannels(because refused: ChatServiceError) throws {
+        logger.warning("the channel change-log token was refused (\(refused)): the cached channels are dropped and listed again")
+        try store.forgetCachedChannels()
+        for view in channelLists.viewsInOrder {
+            view.clear()
+            view.owesServerPage = true
+        }
+        runInBackground { engine in _ = await engine.fetchOwedChannelPages() }
+    }
+
+    /// `answered` (channels the service answered for a request made at `mark`), each with
+    /// the cached last message where the cache took a new one while the request was out
+    /// (a real-time message, its edit or deletion, the change logs): the answer knows less,
+    /// and would move the channel back. Only then: a last message the cache knew before
+    /// the request may have been deleted since, which the answer knows.
+    private func keepingNewerLastMessages(_ answered: [Channel], since mark: Int) throws -> [Channel] {
+        try answered.map { channel in
+            guard channelLists.lastMessageChanged(channel.channelURL, since: mark), let cached = try store.channel(channel.channelURL)
+            else { return channel }
+            var kept = channel
+            kept.lastMessage = cached.lastMessage
+            return kept
+        }
+    }
+
     /// Whether the service said it has more channels for the list than it shows: after
     /// an owed page, the app's last `fetch()` (offline, `false`) no longer holds.
     func channelListMayHaveMore(_ id: Int) -> Bool {
@@ -162,6 +200,7 @@ extension SyncEngine {
             guard channel.lastMessage != latest else { return }
             channel.lastMessage = latest
             try store.upsertChannels([channel])
+            channelLists.noteLastMessageChanged(channel.channelURL)
             reconcileChannelViews(channelURL: channel.channelURL, now: channel)
         } catch {
             logger.error("could not note the last message of \(message.channelURL): \(error)")
@@ -193,6 +232,7 @@ extension SyncEngine {
                 }
             }
             try store.upsertChannels([channel])
+            channelLists.noteLastMessageChanged(channelURL)
             reconcileChannelViews(channelURL: channelURL, now: channel)
         } catch {
             logger.error("could not update the last message of \(channelURL): \(error)")
@@ -227,10 +267,18 @@ extension SyncEngine {
             if try store.syncToken(scope: scope) == nil { try store.setSyncToken(first.token, scope: scope) }
         } else {
             while let since = token {
-                guard let logs = try await requestUnlessTransient({ try await $0.channelChangeLogs(token: since, limit: 100) }), !isClosed
-                else {
-                    return false
+                let answer: ChannelChangeLogs?
+                let mark = channelLists.lastMessageMark
+                do {
+                    answer = try await requestUnlessTransient { try await $0.channelChangeLogs(token: since, limit: 100) }
+                } catch let refused as ChatServiceError where Self.refusesTheToken(refused) {
+                    guard !isClosed else { return false }
+                    // Two passes may carry the same token: the cache goes once, for the first refusal.
+                    if try store.syncToken(scope: scope) == since { try forgetCachedChannels(because: refused) }
+                    return try await applyChannelChangeLogsIfDue()  // without a token now: asks for a first one
                 }
+                guard var logs = answer, !isClosed else { return false }
+                logs.updated = try keepingNewerLastMessages(logs.updated, since: mark)
                 try store.write { db in
                     try ChatStore.upsertChannels(logs.updated, in: db)
                     for url in logs.deletedChannelURLs {
@@ -238,7 +286,10 @@ extension SyncEngine {
                     }
                     try ChatStore.setSyncToken(logs.token, scope: scope, in: db)
                 }
-                for channel in logs.updated { reconcileChannelViews(channelURL: channel.channelURL, now: channel) }
+                for channel in logs.updated {
+                    channelLists.noteLastMessageChanged(channel.channelURL)
+                    reconcileChannelViews(channelURL: channel.channelURL, now: channel)
+                }
                 for url in logs.deletedChannelURLs {
                     reconcileChannelViews(channelURL: url, now: nil)
                     for view in views(of: url) { view.emit(.channelRemoved(url)) }

@@ -102,6 +102,7 @@ extension SyncEngine {
                 channel.lastMessage = known
             }
             try store.upsertChannels([channel])
+            channelLists.noteLastMessageChanged(channel.channelURL)
         } catch {
             logger.error("could not store a channel: \(error)")
         }
