@@ -184,6 +184,38 @@ extension ChannelCollectionTests {
 }
 
 extension ChannelCollectionTests {
+    /// A service that refuses every channel change-log token, the ones it just gave too:
+    /// the cached channels are dropped once, the lists are not cleared over and over, and
+    /// fetches fail with the refusal until the service mends; then paging gives every channel.
+    @Test func aServiceRefusingEveryChannelTokenDropsTheCachedChannelsOnce() async throws {
+        let (harness, tokens) = try await Harness.makeWrapped { ChannelTokenRefusing($0) }
+        for index in 0..<7 { try await harness.server.createChannel("c\(index)", members: ["alice", "bob"], name: "n\(index)") }
+        let query = ChannelListQuery(order: .channelNameAlphabetical, limit: 3)
+        await harness.online()
+        let list = try await harness.manager.channelCollection(query: query)
+        let recorder = ChannelRecorder(list)
+        _ = try await list.fetch()
+        _ = try await list.fetch()
+        await tokens.refuseEvery(true)
+        await harness.manager.pauseSync()
+        await harness.manager.resumeSync()  // a new connection: the change logs are due
+        await harness.settle()
+        let refusals = await tokens.refusals
+        #expect(refusals >= 1 && refusals <= 3, "the first token after the drop is refused too, and believed no more (\(refusals))")
+        await #expect(throws: ChatServiceError.self) { try await list.fetch() }
+        #expect(await tokens.refusals <= refusals + 1, "a fetch asks once, and does not drop the lists again")
+
+        await tokens.refuseEvery(false)
+        await harness.manager.pauseSync()
+        await harness.manager.resumeSync()
+        await harness.settle()
+        while try await list.fetch() {}
+        await recorder.drain()
+        #expect(await list.channels.map(\.channelURL) == (await expected(harness, query)))
+        #expect(recorder.replay() == (await list.channels))
+        await harness.manager.close()
+    }
+
     /// An earlier run cached some pages of the list; the app relaunches offline and pages
     /// the list to the cache's end, where `fetch()` answers `false`. Once online the list
     /// must not be left short: the service's page after what it shows comes, and the
@@ -281,14 +313,18 @@ extension ChannelCollectionTests {
 actor ChannelTokenRefusing: ForwardingChatService {
     nonisolated let base: any ChatService
     private var armed = false
+    private var refusesEvery = false
     private(set) var refusals = 0
 
     init(_ base: any ChatService) { self.base = base }
 
     func refuseNext() { armed = true }
 
+    /// Refuses every token from now on (`false`: none), as a broken service would.
+    func refuseEvery(_ every: Bool) { refusesEvery = every }
+
     func channelChangeLogs(token: String?, limit: Int) async throws -> ChannelChangeLogs {
-        if armed, token != nil {
+        if armed || refusesEvery, token != nil {
             armed = false
             refusals += 1
             throw ChatServiceError.permanent(.invalid, "the channel change-log token expired")

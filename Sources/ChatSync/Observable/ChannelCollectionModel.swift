@@ -109,6 +109,7 @@ public final class ChannelCollectionModel {
             channels.removeAll { urls.contains($0.channelURL) }
         case .clear:
             channels.removeAll()
+            hasMore = true  // emptied (the cache was cleared, or its channels dropped): nothing says the end is near
         }
     }
 }

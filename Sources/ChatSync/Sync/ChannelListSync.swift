@@ -14,6 +14,14 @@ struct ChannelListSync {
     private var lastMessageChanges = 0
     private var lastMessageChangedAt: [String: Int] = [:]
 
+    /// The cached channels were dropped for a refused token, and the first token after
+    /// that is still to be taken.
+    var takesTokenAfterDrop = false
+    /// The first token taken after the cached channels were dropped, until a change-log
+    /// answer to it proves it good: a service that refuses that one too would have the
+    /// lists dropped over and over.
+    var tokenAfterDrop: String?
+
     /// The mark to take before asking the service for channels.
     var lastMessageMark: Int { lastMessageChanges }
 

@@ -59,6 +59,10 @@ extension SyncEngine {
         guard let answered = try await requestUnlessTransient({ try await $0.fetchChannels(query) }), !isClosed,
             channelLists.isOpen(view)
         else { return true }
+        // The cached channels were dropped while the request was out (the change-log token
+        // was refused): the answer may name channels deleted since, which no change log
+        // after the new token will name, so it is not stored, and the list starts again.
+        guard view.clears == clears else { return try await restartServerPages(of: view, restarts: restarts) }
         view.owesServerPage = false
         var page = answered
         page.channels = try keepingNewerLastMessages(page.channels, since: mark)
@@ -69,10 +73,8 @@ extension SyncEngine {
         channelLists.changeLogsAreDue()
         _ = try await applyChannelChangeLogsIfDue()
         guard !isClosed, channelLists.isOpen(view) else { return true }
-        // The cached channels were dropped meanwhile (the change-log token was refused):
-        // this page's place is gone with them, and the list starts again from the first
-        // (it stays owed if a service refuses every token it gives).
-        guard view.clears == clears else { return restarts < 2 ? try await fetchServerPage(of: view, restarts: restarts + 1) : true }
+        // Dropped while the change logs were read: this page's place is gone with them.
+        guard view.clears == clears else { return try await restartServerPages(of: view, restarts: restarts) }
         view.serverCursor = page.nextCursor
         view.serverExhausted = page.nextCursor == nil
         try grow(view, to: page.channels.last, complete: view.serverExhausted)
@@ -134,19 +136,36 @@ extension SyncEngine {
         view.owesServerPage = false
     }
 
+    /// A fetch of the list's pages that the list's clearing overtook starts again from the
+    /// service's first page, at most twice; after that the list stays owed, for the
+    /// reconnect's retry.
+    private func restartServerPages(of view: ChannelView, restarts: Int) async throws -> Bool {
+        guard restarts < 2 else { return true }
+        return try await fetchServerPage(of: view, restarts: restarts + 1)
+    }
+
     /// The channel change-log token was refused for good (it expired): which channels were
     /// deleted or left since cannot be learnt, so no cached channel can be trusted. They
     /// are dropped with the token, every list is cleared and owes the service's first
-    /// page again, which the reconnect's pass (or one started here) fetches; an app's
-    /// fetch under way goes on from that first page.
-    private func forgetCachedChannels(because refused: ChatServiceError) throws {
+    /// page again, which the reconnect's pass (or one started here, retried with its
+    /// backoff) fetches; an app's fetch under way goes on from that first page.
+    ///
+    /// A service that refuses the first token it gave after a drop, before any answer to
+    /// it, is not believed again: the error goes to the caller, so the lists are not
+    /// cleared over and over.
+    private func forgetCachedChannels(refusedToken token: String, because refused: ChatServiceError) throws {
+        guard token != channelLists.tokenAfterDrop else { throw refused }
+        channelLists.takesTokenAfterDrop = true
         logger.warning("the channel change-log token was refused (\(refused)): the cached channels are dropped and listed again")
         try store.forgetCachedChannels()
         for view in channelLists.viewsInOrder {
             view.clear()
             view.owesServerPage = true
         }
-        runInBackground { engine in _ = await engine.fetchOwedChannelPages() }
+        let dropped = epoch
+        runInBackground { engine in
+            if await !engine.fetchOwedChannelPages() { await engine.scheduleSyncRetry(attempt: 0, epoch: dropped) }
+        }
     }
 
     /// `answered` (channels the service answered for a request made at `mark`), each with
@@ -157,6 +176,12 @@ extension SyncEngine {
     private func keepingNewerLastMessages(_ answered: [Channel], since mark: Int) throws -> [Channel] {
         try answered.map { channel in
             guard channelLists.lastMessageChanged(channel.channelURL, since: mark), let cached = try store.channel(channel.channelURL)
+            else { return channel }
+            // The cache's is newer, or the answer's was deleted meanwhile (the cache's stands in for it).
+            let answeredDeleted = channel.lastMessage.map {
+                outbox.deletedLately.contains(channelURL: $0.channelURL, messageId: $0.messageId)
+            }
+            guard (cached.lastMessage?.sortKey ?? .min) > (channel.lastMessage?.sortKey ?? .min) || answeredDeleted == true
             else { return channel }
             var kept = channel
             kept.lastMessage = cached.lastMessage
@@ -264,7 +289,13 @@ extension SyncEngine {
             guard let first = try await requestUnlessTransient({ try await $0.channelChangeLogs(token: nil, limit: 100) }), !isClosed else {
                 return false
             }
-            if try store.syncToken(scope: scope) == nil { try store.setSyncToken(first.token, scope: scope) }
+            if try store.syncToken(scope: scope) == nil {
+                try store.setSyncToken(first.token, scope: scope)
+                if channelLists.takesTokenAfterDrop {
+                    channelLists.takesTokenAfterDrop = false
+                    channelLists.tokenAfterDrop = first.token
+                }
+            }
         } else {
             while let since = token {
                 let answer: ChannelChangeLogs?
@@ -274,10 +305,11 @@ extension SyncEngine {
                 } catch let refused as ChatServiceError where Self.refusesTheToken(refused) {
                     guard !isClosed else { return false }
                     // Two passes may carry the same token: the cache goes once, for the first refusal.
-                    if try store.syncToken(scope: scope) == since { try forgetCachedChannels(because: refused) }
+                    if try store.syncToken(scope: scope) == since { try forgetCachedChannels(refusedToken: since, because: refused) }
                     return try await applyChannelChangeLogsIfDue()  // without a token now: asks for a first one
                 }
                 guard var logs = answer, !isClosed else { return false }
+                if since == channelLists.tokenAfterDrop { channelLists.tokenAfterDrop = nil }  // answered: a good token
                 logs.updated = try keepingNewerLastMessages(logs.updated, since: mark)
                 try store.write { db in
                     try ChatStore.upsertChannels(logs.updated, in: db)
