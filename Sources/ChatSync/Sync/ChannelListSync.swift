@@ -17,10 +17,16 @@ struct ChannelListSync {
     /// The cached channels were dropped for a refused token, and the first token after
     /// that is still to be taken.
     var takesTokenAfterDrop = false
-    /// The first token taken after the cached channels were dropped, until a change-log
-    /// answer to it proves it good: a service that refuses that one too would have the
-    /// lists dropped over and over.
-    var tokenAfterDrop: String?
+    /// The first token taken after the cached channels were dropped, and the connection it
+    /// was taken in, until a change-log answer to it proves it good: a service that
+    /// refuses that one too, in that connection, would have the lists dropped over and
+    /// over. In a later connection a refusal is believed (the token may have expired).
+    var tokenAfterDrop: (token: String, epoch: Int)?
+
+    /// Whether `token` is the first one taken after a drop, in connection `epoch`.
+    func isTokenAfterDrop(_ token: String, in epoch: Int) -> Bool {
+        tokenAfterDrop.map { $0.token == token && $0.epoch == epoch } ?? false
+    }
 
     /// The mark to take before asking the service for channels.
     var lastMessageMark: Int { lastMessageChanges }

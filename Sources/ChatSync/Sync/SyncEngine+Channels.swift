@@ -154,7 +154,7 @@ extension SyncEngine {
     /// it, is not believed again: the error goes to the caller, so the lists are not
     /// cleared over and over.
     private func forgetCachedChannels(refusedToken token: String, because refused: ChatServiceError) throws {
-        guard token != channelLists.tokenAfterDrop else { throw refused }
+        guard !channelLists.isTokenAfterDrop(token, in: epoch) else { throw refused }
         channelLists.takesTokenAfterDrop = true
         logger.warning("the channel change-log token was refused (\(refused)): the cached channels are dropped and listed again")
         try store.forgetCachedChannels()
@@ -177,12 +177,13 @@ extension SyncEngine {
         try answered.map { channel in
             guard channelLists.lastMessageChanged(channel.channelURL, since: mark), let cached = try store.channel(channel.channelURL)
             else { return channel }
-            // The cache's is newer, or the answer's was deleted meanwhile (the cache's stands in for it).
-            let answeredDeleted = channel.lastMessage.map {
-                outbox.deletedLately.contains(channelURL: $0.channelURL, messageId: $0.messageId)
-            }
-            guard (cached.lastMessage?.sortKey ?? .min) > (channel.lastMessage?.sortKey ?? .min) || answeredDeleted == true
-            else { return channel }
+            // The cache's is newer (a later message, or a later edit of the same one), or the
+            // answer's was deleted meanwhile (the cache's stands in for it).
+            let (known, answer) = (cached.lastMessage, channel.lastMessage)
+            let newer = (known?.sortKey ?? .min) > (answer?.sortKey ?? .min)
+            let edited = known != nil && known?.messageId == answer?.messageId && (known?.updatedAt ?? 0) > (answer?.updatedAt ?? 0)
+            let answerDeleted = answer.map { outbox.deletedLately.contains(channelURL: $0.channelURL, messageId: $0.messageId) } ?? false
+            guard newer || edited || answerDeleted else { return channel }
             var kept = channel
             kept.lastMessage = cached.lastMessage
             return kept
@@ -289,12 +290,11 @@ extension SyncEngine {
             guard let first = try await requestUnlessTransient({ try await $0.channelChangeLogs(token: nil, limit: 100) }), !isClosed else {
                 return false
             }
-            if try store.syncToken(scope: scope) == nil {
-                try store.setSyncToken(first.token, scope: scope)
-                if channelLists.takesTokenAfterDrop {
-                    channelLists.takesTokenAfterDrop = false
-                    channelLists.tokenAfterDrop = first.token
-                }
+            if try store.syncToken(scope: scope) == nil { try store.setSyncToken(first.token, scope: scope) }
+            if channelLists.takesTokenAfterDrop {
+                // The token kept, this one or one another pass took meanwhile.
+                channelLists.takesTokenAfterDrop = false
+                channelLists.tokenAfterDrop = try store.syncToken(scope: scope).map { ($0, epoch) }
             }
         } else {
             while let since = token {
@@ -309,7 +309,7 @@ extension SyncEngine {
                     return try await applyChannelChangeLogsIfDue()  // without a token now: asks for a first one
                 }
                 guard var logs = answer, !isClosed else { return false }
-                if since == channelLists.tokenAfterDrop { channelLists.tokenAfterDrop = nil }  // answered: a good token
+                if since == channelLists.tokenAfterDrop?.token { channelLists.tokenAfterDrop = nil }  // answered: a good token
                 logs.updated = try keepingNewerLastMessages(logs.updated, since: mark)
                 try store.write { db in
                     try ChatStore.upsertChannels(logs.updated, in: db)
