@@ -1,0 +1,93 @@
+// MARK: - Channel change logs, and a refused token
+
+extension SyncEngine {
+    /// Applies the channel change logs again, in the background, once for any number of
+    /// calls made before it runs.
+    func refreshChannelListsSoon() {
+        guard isOnline, channelLists.scheduleRefresh() else { return }
+        runInBackground { engine in await engine.refreshChannelLists() }
+    }
+
+    private func refreshChannelLists() async {
+        channelLists.startRefresh()
+        do { _ = try await applyChannelChangeLogsIfDue() } catch { logger.warning("channel change logs failed: \(error)") }
+    }
+
+    /// Applies the channel change logs since the stored token, once per connection
+    /// epoch, or fetches a first token. Answers `false` when the service could not be reached.
+    func applyChannelChangeLogsIfDue() async throws -> Bool {
+        if channelLists.changeLogsApplied(in: epoch) { return true }
+        let epochAtStart = epoch
+        let scope = ChatStore.channelTokenScope
+        var token = try store.syncToken(scope: scope)
+        if token == nil {
+            guard let first = try await requestUnlessTransient({ try await $0.channelChangeLogs(token: nil, limit: 100) }), !isClosed else {
+                return false
+            }
+            if try store.syncToken(scope: scope) == nil { try store.setSyncToken(first.token, scope: scope) }
+            if channelLists.takesTokenAfterDrop {
+                // The token kept, this one or one another pass took meanwhile.
+                channelLists.takesTokenAfterDrop = false
+                channelLists.tokenAfterDrop = try store.syncToken(scope: scope).map { ($0, epoch) }
+            }
+        } else {
+            while let since = token {
+                let answer: ChannelChangeLogs?
+                let mark = channelLists.lastMessageMark
+                do {
+                    answer = try await requestUnlessTransient { try await $0.channelChangeLogs(token: since, limit: 100) }
+                } catch let refused as ChatServiceError where Self.refusesTheToken(refused) {
+                    guard !isClosed else { return false }
+                    // Two passes may carry the same token: the cache goes once, for the first refusal.
+                    if try store.syncToken(scope: scope) == since { try forgetCachedChannels(refusedToken: since, because: refused) }
+                    return try await applyChannelChangeLogsIfDue()  // without a token now: asks for a first one
+                }
+                guard var logs = answer, !isClosed else { return false }
+                if since == channelLists.tokenAfterDrop?.token { channelLists.tokenAfterDrop = nil }  // answered: a good token
+                logs.updated = try keepingNewerLastMessages(logs.updated, since: mark)
+                try store.write { db in
+                    try ChatStore.upsertChannels(logs.updated, in: db)
+                    for url in logs.deletedChannelURLs {
+                        try db.execute(sql: "DELETE FROM channel WHERE channel_url = ?", arguments: [url])
+                    }
+                    try ChatStore.setSyncToken(logs.token, scope: scope, in: db)
+                }
+                for channel in logs.updated {
+                    channelLists.noteLastMessageChanged(channel.channelURL)
+                    reconcileChannelViews(channelURL: channel.channelURL, now: channel)
+                }
+                for url in logs.deletedChannelURLs {
+                    reconcileChannelViews(channelURL: url, now: nil)
+                    for view in views(of: url) { view.emit(.channelRemoved(url)) }
+                }
+                token = logs.hasMore ? logs.token : nil
+            }
+        }
+        if epoch == epochAtStart { channelLists.noteChangeLogsApplied(in: epoch) }
+        return true
+    }
+
+    /// The channel change-log token was refused for good (it expired): which channels were
+    /// deleted or left since cannot be learnt, so no cached channel can be trusted. They
+    /// are dropped with the token, every list is cleared and owes the service's first
+    /// page again, which the reconnect's pass (or one started here, retried with its
+    /// backoff) fetches; an app's fetch under way goes on from that first page.
+    ///
+    /// A service that refuses the first token it gave after a drop, before any answer to
+    /// it, is not believed again: the error goes to the caller, so the lists are not
+    /// cleared over and over.
+    private func forgetCachedChannels(refusedToken token: String, because refused: ChatServiceError) throws {
+        guard !channelLists.isTokenAfterDrop(token, in: epoch) else { throw refused }
+        channelLists.takesTokenAfterDrop = true
+        logger.warning("the channel change-log token was refused (\(refused)): the cached channels are dropped and listed again")
+        try store.forgetCachedChannels()
+        for view in channelLists.viewsInOrder {
+            view.clear()
+            view.owesServerPage = true
+        }
+        let dropped = epoch
+        runInBackground { engine in
+            if await !engine.fetchOwedChannelPages() { await engine.scheduleSyncRetry(attempt: 0, epoch: dropped) }
+        }
+    }
+}
