@@ -38,12 +38,13 @@ struct Harness {
     /// ``make(history:seed:databasePath:configure:wrapping:)`` with alice's service wrapped
     /// by `wrapper` (faults, holds, counts), and that wrapper, for the test to steer.
     static func makeWrapped<Wrapper: ChatService>(
-        history: Int = 0, seed: UInt64 = 0, configure: (inout SyncManagerOptions) -> Void = { _ in },
+        history: Int = 0, seed: UInt64 = 0, databasePath: String? = nil,
+        configure: (inout SyncManagerOptions) -> Void = { _ in },
         wrapper makeWrapper: @escaping (any ChatService) -> Wrapper
     ) async throws -> (Harness, Wrapper) {
         var made: Wrapper?
         let harness = try await make(
-            history: history, seed: seed, configure: configure,
+            history: history, seed: seed, databasePath: databasePath, configure: configure,
             wrapping: { service in
                 let wrapper = makeWrapper(service)
                 made = wrapper

@@ -265,6 +265,26 @@ struct EvictionTests {
         #expect(again, "still over after that trim: another follows at once for the closed view's channel")
     }
 
+    /// A trim set off by a collection's removal just before the manager closes may start,
+    /// or reach its count, after the close: it ends quietly. Found by the sparse-filter
+    /// generator, whose schedules end that way: the count read the closed in-memory
+    /// cache and the process crashed (GRDB's `read` on a closed queue reaches SQLite with
+    /// no connection).
+    @Test func aTrimThatOutlivesTheManagerEndsQuietly() async throws {
+        let harness = try await harness(each: 300)
+        try await browse(harness, "a")
+        let engine = harness.manager.engine
+        await harness.manager.close()
+        await engine.trimNow()  // a background trim that starts now
+        #expect(throws: SyncManagerError.self) { try engine.store.evictionCensus(exact: true) }
+        #expect(throws: SyncManagerError.self) { try engine.store.evictionCensus(exact: false) }
+        do {
+            _ = try engine.store.evictionCensus(exact: true)
+        } catch let error as SyncManagerError {
+            #expect(error.code == .closed, "the count after the close says the cache is closed: \(error)")
+        }
+    }
+
     /// A service page naming a channel twice shows it once (its last state), and the
     /// events replay to the list.
     @Test func aChannelNamedTwiceInOneChangeCountsOnce() async {

@@ -32,6 +32,13 @@ struct ScheduleSeeds: Sendable {
     /// Fresh views completing their newest page over a flaky connection
     /// (FreshViewNewestPageGeneratedTests).
     static let freshViews = ScheduleSeeds(name: "FRESH_VIEWS", filter: "FreshViewNewestPageGenerated", defaultCount: 150, regressions: [])
+    /// Sparse filters scrolled to both ends of a channel under forced trims
+    /// (SparseFilterScrollGeneratedTests).
+    static let sparseScroll = ScheduleSeeds(
+        name: "SPARSE_SCROLL", filter: "SparseFilterScrollGenerated", defaultCount: 120, regressions: [])
+    /// Managers closed at any request, in memory and on a file (CloseMidWorkGeneratedTests).
+    static let closeMidWork = ScheduleSeeds(
+        name: "CLOSE_MID_WORK", filter: "CloseMidWorkGenerated", defaultCount: 150, regressions: [])
     /// The channel list's replay generator.
     static let channelList = ScheduleSeeds(name: "CHANNEL_LIST", filter: "ChannelCollection", defaultCount: 120, regressions: [])
 

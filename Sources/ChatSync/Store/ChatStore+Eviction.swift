@@ -36,29 +36,50 @@ extension ChatStore {
     /// trim costs nothing per cached message; with it they come from the messages
     /// themselves, which finds rows outside every range too. Read on a reader connection
     /// of the pool, so counting a large cache holds up neither the engine nor its writes.
+    ///
+    /// The census runs off the engine, so the manager may close while it waits for its
+    /// connection: it then throws ``SyncManagerError/Code/closed``. (GRDB's `read` on a
+    /// closed in-memory queue reaches SQLite with no connection and crashes, so the
+    /// closed connection is looked for inside the serialized access, before any statement.)
     func evictionCensus(exact: Bool) throws -> EvictionCensus {
         do {
-            return try writer.read { db in
-                var census = EvictionCensus()
-                if exact {
-                    let rows = try Row.fetchCursor(db, sql: "SELECT channel_url, COUNT(*) FROM message GROUP BY channel_url")
-                    var total = 0
-                    while let row = try rows.next() {
-                        census.channels.insert(row[0])
-                        total += row[1] as Int
-                    }
-                    census.total = total
-                } else {
-                    census.channels = Set(
-                        try String.fetchAll(db, sql: "SELECT channel_url FROM chunk UNION SELECT channel_url FROM channel_use"))
-                }
-                let uses = try Row.fetchCursor(db, sql: "SELECT channel_url, viewed_seq FROM channel_use")
-                while let row = try uses.next() { census.viewed[row[0]] = row[1] }
-                return census
+            return try writer.unsafeRead { db in
+                guard db.sqliteConnection != nil else { throw SyncManagerError(.closed, "the cache is closed") }
+                // One snapshot for both reads, as `read` would take.
+                return try Self.inReadTransaction(db) { try Self.census(db, exact: exact) }
             }
         } catch {
             throw Self.mapped(error, while: "counting the cache")
         }
+    }
+
+    private static func census(_ db: Database, exact: Bool) throws -> EvictionCensus {
+        var census = EvictionCensus()
+        if exact {
+            let rows = try Row.fetchCursor(db, sql: "SELECT channel_url, COUNT(*) FROM message GROUP BY channel_url")
+            var total = 0
+            while let row = try rows.next() {
+                census.channels.insert(row[0])
+                total += row[1] as Int
+            }
+            census.total = total
+        } else {
+            census.channels = Set(
+                try String.fetchAll(db, sql: "SELECT channel_url FROM chunk UNION SELECT channel_url FROM channel_use"))
+        }
+        let uses = try Row.fetchCursor(db, sql: "SELECT channel_url, viewed_seq FROM channel_use")
+        while let row = try uses.next() { census.viewed[row[0]] = row[1] }
+        return census
+    }
+
+    /// Runs `body` in a deferred transaction that only reads, then ends it.
+    private static func inReadTransaction<T>(_ db: Database, _ body: () throws -> T) throws -> T {
+        var result: T?
+        try db.inTransaction(.deferred) {
+            result = try body()
+            return .rollback
+        }
+        return result!  // set: inTransaction returned without throwing, so body ran to its end
     }
 
     /// The key of the channel's newest cached message after skipping `count` newer ones,

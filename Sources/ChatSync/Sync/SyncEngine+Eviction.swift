@@ -28,15 +28,24 @@ extension SyncEngine {
         if trimming.viewClosed() { runTrim() }
     }
 
+    /// Runs a trim now and waits for it, unless one runs already (or nothing is capped):
+    /// tests force a trim between a fill's rounds with it, where a background trim may
+    /// or may not come.
+    func trimNow() async {
+        guard trimming.begin() else { return }
+        await trimCache()
+    }
+
     private func runTrim() {
         runInBackground { engine in await engine.trimCache() }
     }
 
     /// Brings the cache down to its capacity in bounded steps, then gives free pages back.
     private func trimCache() async {
-        guard let capacity = options.messageStoreCapacity else { return }
         var remaining: Int?
         defer { if trimming.finish(remaining: remaining), !isClosed, trimming.begin() { runTrim() } }
+        // A trim set off just before the manager closed may start after it did.
+        guard let capacity = options.messageStoreCapacity, !isClosed else { return }
         do {
             // Counting scans the cache, so most trims trust the running estimate (an upper
             // bound) and take their channels from the small tables; every eighth counts,

@@ -164,6 +164,13 @@ extension SyncEngine {
         if direction == .previous, readFromAnchor {
             view.bounds.extendLower(to: chunk.start)
         }
+        // The same going `.next`, up to the chunk's end: otherwise the trim takes the batch
+        // just fetched above the view's window while the fill asks for it again, and a
+        // filter matching nothing there keeps the two taking turns (the sparse-filter
+        // generator). The read began at the anchor whenever the chunk holds it.
+        if direction == .next, chunk.contains(anchor.key) {
+            view.bounds.extendUpper(to: chunk.end)
+        }
         return .chunkEnd
     }
 
