@@ -99,6 +99,10 @@ extension ChannelCollectionTests {
         // what they were for every seed: the lists' previews must follow them, in channels
         // whose messages the cache does not hold too.
         var lastMessages = SeededGenerator(seed: seed &+ 12_000_000)
+        // A page the app fetched, answered by the service but held on its way while the
+        // channel token is refused (the cached channels dropped), previews are edited,
+        // channels move or go: drawn apart too.
+        var holds = SeededGenerator(seed: seed &+ 14_000_000)
         for _ in 0..<30 {
             let target = created > 0 ? "c\(Int.random(in: 0..<created, using: &random))" : Harness.channel
             let exists = await harness.server.channel(target).map { $0.memberIds.contains("alice") } ?? false
@@ -133,6 +137,9 @@ extension ChannelCollectionTests {
                     try await harness.server.delete(messageId: last.messageId, channelURL: target)
                     log.append("delete the last message of \(target)")
                 }
+            }
+            if running, Int.random(in: 0..<6, using: &holds) == 0 {
+                try await Self.pageHeldAcrossChanges(harness, tokens, collection, created: created, random: &holds, log: &log)
             }
             if Int.random(in: 0..<4, using: &screens) == 0 {
                 log.append("new model and events read")
@@ -299,6 +306,89 @@ extension ChannelCollectionTests {
             customTypes: Bool.random(using: &random) ? nil : ["team"], limit: Int.random(in: 1...5, using: &random))
     }
 
+    /// The app fetches a page; the service answers it, and the answer is held on its way
+    /// while one to three changes happen: the channel token is refused at a reconnect (the
+    /// cached channels are dropped and the lists start again), a channel's last message
+    /// is edited or deleted, a post moves a channel, a channel is deleted. Then the answer
+    /// arrives. It knew less than the cache does by then: it may neither bring back what
+    /// was dropped or deleted nor put back an older preview (the replay's checks, after).
+    static func pageHeldAcrossChanges(
+        _ harness: Harness, _ tokens: ChannelTokenRefusing, _ collection: ChannelCollection, created: Int,
+        random: inout SeededGenerator, log: inout [String]
+    ) async throws {
+        // Nothing else asks for a page now: the hold takes the app's.
+        await harness.settle()
+        await tokens.holdNextPage()
+        let done = LockedState(false)
+        let fetch = Task {
+            defer { done.withLock { $0 = true } }
+            return try await collection.fetch()
+        }
+        _ = await eventually { await tokens.isHolding || done.withLock { $0 } }
+        guard await tokens.isHolding else {
+            await tokens.releasePage()
+            _ = try? await fetch.value
+            log.append("fetch (no page asked)")
+            return
+        }
+        log.append("a page held")
+        // Half the changes hit a channel of the page held (the first ones the list does not show yet).
+        let listed = Set(await collection.channels.map(\.channelURL))
+        var beyond: [Channel] = []
+        for index in 0..<created where !listed.contains("c\(index)") {
+            if let channel = await harness.server.channel("c\(index)"), channel.memberIds.contains("alice"),
+                collection.query.matches(channel)
+            {
+                beyond.append(channel)
+            }
+        }
+        let unlisted = beyond.sorted { collection.query.order.sortsBefore($0, $1) }.prefix(collection.query.limit).map(\.channelURL)
+        for _ in 0..<Int.random(in: 1...3, using: &random) {
+            let drawn = "c\(Int.random(in: 0..<max(created, 1), using: &random))"
+            let target = Bool.random(using: &random) ? unlisted.randomElement(using: &random) ?? drawn : drawn
+            let exists = await harness.server.channel(target).map { $0.memberIds.contains("alice") } ?? false
+            let last = await harness.server.channel(target)?.lastMessage
+            switch Int.random(in: 0..<6, using: &random) {
+            case 5 where exists:
+                try await harness.server.updateChannel(target, name: "held \(log.count)")
+                log.append("  meanwhile: rename \(target)")
+            case 0:
+                await tokens.refuseNext()
+                await harness.manager.pauseSync()
+                await harness.manager.resumeSync()
+                log.append("  meanwhile: a reconnect whose channel token is refused")
+            case 1 where last != nil:
+                try await harness.server.update(messageId: last!.messageId, channelURL: target, text: "held \(log.count)")
+                log.append("  meanwhile: edit the last message of \(target)")
+            case 2 where last != nil:
+                try await harness.server.delete(messageId: last!.messageId, channelURL: target)
+                log.append("  meanwhile: delete the last message of \(target)")
+            case 3 where exists:
+                try await harness.server.post(.text("moves"), from: "bob", to: target)
+                log.append("  meanwhile: post to \(target)")
+            case 4 where exists:
+                try await harness.server.deleteChannel(target)
+                log.append("  meanwhile: delete \(target)")
+            default: break
+            }
+        }
+        if Bool.random(using: &random) {
+            // The change logs catch up while the page is out: no later one names these changes.
+            await harness.manager.pauseSync()
+            await harness.manager.resumeSync()
+            log.append("  meanwhile: a reconnect applies the change logs")
+        }
+        // The held page is the app's own call: the engine's background work ends without it.
+        await harness.settle()
+        await tokens.releasePage()
+        do {
+            _ = try await fetch.value
+            log.append("  the held page arrived")
+        } catch let error as SyncManagerError {
+            log.append("  the held fetch threw \(error.code)")
+        }
+    }
+
     /// Creates a channel of alice and bob with a drawn name and type.
     static func createRandomChannel(_ channelURL: String, on server: SimulatedChatServer, using random: inout SeededGenerator) async throws
     {
@@ -322,6 +412,32 @@ actor ChannelTokenRefusing: ForwardingChatService {
 
     /// Refuses every token from now on (`false`: none), as a broken service would.
     func refuseEvery(_ every: Bool) { refusesEvery = every }
+
+    private var holdsNextPage = false
+    private var heldPage: CheckedContinuation<Void, Never>?
+
+    /// Whether a channel page's answer is held.
+    var isHolding: Bool { heldPage != nil }
+
+    /// Holds the answer to the next channel page: the service answers at once (so the
+    /// page tells what it held then), the app hears of it only at ``releasePage()``.
+    func holdNextPage() { holdsNextPage = true }
+
+    /// Lets a held answer go, or stops waiting for a page to hold.
+    func releasePage() {
+        holdsNextPage = false
+        heldPage?.resume()
+        heldPage = nil
+    }
+
+    func fetchChannels(_ query: ChannelPageQuery) async throws -> ChannelPage {
+        let page = try await base.fetchChannels(query)
+        if holdsNextPage {
+            holdsNextPage = false
+            await withCheckedContinuation { heldPage = $0 }
+        }
+        return page
+    }
 
     func channelChangeLogs(token: String?, limit: Int) async throws -> ChannelChangeLogs {
         if armed || refusesEvery, token != nil {

@@ -9,10 +9,14 @@ struct ChannelListSync {
     /// A background pass over the channel change logs is scheduled.
     private(set) var isRefreshScheduled = false
 
-    /// Counts the changes of cached channels' last messages, and when each channel's last
-    /// one changed: an answer asked for before then knows less than the cache.
-    private var lastMessageChanges = 0
+    /// Counts the changes to cached channels that an answer asked for earlier does not
+    /// know of: when each channel's last message changed, when the service told a
+    /// channel's state, and when each was removed (deleted, or left). An answer asked for
+    /// before then knows less than the cache. (Kept for the run: an entry per channel.)
+    private var changes = 0
     private var lastMessageChangedAt: [String: Int] = [:]
+    private var channelChangedAt: [String: Int] = [:]
+    private var removedAt: [String: Int] = [:]
 
     /// The cached channels were dropped for a refused token, and the first token after
     /// that is still to be taken.
@@ -29,17 +33,39 @@ struct ChannelListSync {
     }
 
     /// The mark to take before asking the service for channels.
-    var lastMessageMark: Int { lastMessageChanges }
+    var changeMark: Int { changes }
 
     /// The cache took a new last message for the channel (a real-time message, an edit
     /// or deletion of it, a channel event, the change logs).
     mutating func noteLastMessageChanged(_ channelURL: String) {
-        lastMessageChanges += 1
-        lastMessageChangedAt[channelURL] = lastMessageChanges
+        changes += 1
+        lastMessageChangedAt[channelURL] = changes
     }
 
     /// Whether the channel's last message changed in the cache after `mark` was taken.
     func lastMessageChanged(_ channelURL: String, since mark: Int) -> Bool { (lastMessageChangedAt[channelURL] ?? 0) > mark }
+
+    /// The cache took the channel as the service told it (a channel event, the change
+    /// logs): its name, members and last message.
+    mutating func noteChannelChanged(_ channelURL: String) {
+        noteLastMessageChanged(channelURL)
+        channelChangedAt[channelURL] = changes
+    }
+
+    /// Whether the cache took the channel from the service after `mark` was taken.
+    func channelChanged(_ channelURL: String, since mark: Int) -> Bool { (channelChangedAt[channelURL] ?? 0) > mark }
+
+    /// The channel left the cache: deleted, or the user left it (a real-time event, or
+    /// the change logs).
+    mutating func noteRemoved(_ channelURL: String) {
+        changes += 1
+        removedAt[channelURL] = changes
+    }
+
+    /// Whether the channel left the cache after `mark` was taken: an answer asked for
+    /// before then that names it would bring it back, and no later change log would
+    /// name its removal again.
+    func wasRemoved(_ channelURL: String, since mark: Int) -> Bool { (removedAt[channelURL] ?? 0) > mark }
 
     /// The open lists in the order they were opened (events reach them in that order).
     var viewsInOrder: [ChannelView] { views.values.sorted { $0.id < $1.id } }

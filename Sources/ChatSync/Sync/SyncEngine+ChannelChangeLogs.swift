@@ -33,7 +33,7 @@ extension SyncEngine {
         } else {
             while let since = token {
                 let answer: ChannelChangeLogs?
-                let mark = channelLists.lastMessageMark
+                let mark = channelLists.changeMark
                 do {
                     answer = try await requestUnlessTransient { try await $0.channelChangeLogs(token: since, limit: 100) }
                 } catch let refused as ChatServiceError where Self.refusesTheToken(refused) {
@@ -44,7 +44,7 @@ extension SyncEngine {
                 }
                 guard var logs = answer, !isClosed else { return false }
                 if since == channelLists.tokenAfterDrop?.token { channelLists.tokenAfterDrop = nil }  // answered: a good token
-                logs.updated = try keepingNewerLastMessages(logs.updated, since: mark)
+                logs.updated = try keepingWhatTheCacheLearntSince(withoutRemoved(logs.updated, since: mark), since: mark)
                 try store.write { db in
                     try ChatStore.upsertChannels(logs.updated, in: db)
                     for url in logs.deletedChannelURLs {
@@ -53,10 +53,11 @@ extension SyncEngine {
                     try ChatStore.setSyncToken(logs.token, scope: scope, in: db)
                 }
                 for channel in logs.updated {
-                    channelLists.noteLastMessageChanged(channel.channelURL)
+                    channelLists.noteChannelChanged(channel.channelURL)
                     reconcileChannelViews(channelURL: channel.channelURL, now: channel)
                 }
                 for url in logs.deletedChannelURLs {
+                    channelLists.noteRemoved(url)
                     reconcileChannelViews(channelURL: url, now: nil)
                     for view in views(of: url) { view.emit(.channelRemoved(url)) }
                 }

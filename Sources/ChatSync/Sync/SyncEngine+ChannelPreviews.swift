@@ -56,17 +56,36 @@ extension SyncEngine {
         }
     }
 
-    /// `answered` (channels the service answered for a request made at `mark`), each with
-    /// the cached last message where the cache took a new one while the request was out
-    /// (a real-time message, its edit or deletion, the change logs): the answer knows less,
-    /// and would move the channel back. Only then: a last message the cache knew before
-    /// the request may have been deleted since, which the answer knows.
-    func keepingNewerLastMessages(_ answered: [Channel], since mark: Int) throws -> [Channel] {
+    /// `answered` (channels the service answered for a request made at `mark`) without
+    /// those removed from the cache while the request was out (deleted, or left): the
+    /// answer would bring them back, and the removal was the last word on them.
+    func withoutRemoved(_ answered: [Channel], since mark: Int) -> [Channel] {
+        answered.filter { !channelLists.wasRemoved($0.channelURL, since: mark) }
+    }
+
+    /// `answered` (channels the service answered for a request made at `mark`), with what
+    /// the cache learnt while the request was out, which the answer may not know:
+    ///
+    /// - a channel the cache took from the service (a channel event, the change logs) is
+    ///   kept as cached, whole: the events and change logs that brought it are spent, so
+    ///   nothing later would correct an older answer (an older name would put the channel
+    ///   back in an older place of a list by name; an older last message would bring back
+    ///   one deleted meanwhile whose deletion event a reconnect cut off). Anything the
+    ///   service changes after the cached copy comes as an event or in the next change logs.
+    /// - a channel whose last message changed in the cache (a real-time message, its edit
+    ///   or deletion) keeps the cached last message when it is newer (a later message, or
+    ///   a later edit of the same one) or the answer's was deleted meanwhile. Otherwise the
+    ///   answer's is the newer word: a deletion's stand-in may be older than what the
+    ///   service has left.
+    ///
+    /// When nothing changed since `mark`, the answer stands: a last message the cache knew
+    /// before the request may have been deleted since, which the answer knows. (The first
+    /// rule was found by the channel-list generator's pages held across changes.)
+    func keepingWhatTheCacheLearntSince(_ answered: [Channel], since mark: Int) throws -> [Channel] {
         try answered.map { channel in
             guard channelLists.lastMessageChanged(channel.channelURL, since: mark), let cached = try store.channel(channel.channelURL)
             else { return channel }
-            // The cache's is newer (a later message, or a later edit of the same one), or the
-            // answer's was deleted meanwhile (the cache's stands in for it).
+            if channelLists.channelChanged(channel.channelURL, since: mark) { return cached }
             let (known, answer) = (cached.lastMessage, channel.lastMessage)
             let newer = (known?.sortKey ?? .min) > (answer?.sortKey ?? .min)
             let edited = known != nil && known?.messageId == answer?.messageId && (known?.updatedAt ?? 0) > (answer?.updatedAt ?? 0)

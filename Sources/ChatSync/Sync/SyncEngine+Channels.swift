@@ -55,7 +55,7 @@ extension SyncEngine {
         let query = ChannelPageQuery(
             order: view.query.order, includeEmpty: view.query.includeEmpty, customTypes: view.query.customTypes,
             limit: view.query.limit, cursor: view.serverCursor)
-        let mark = channelLists.lastMessageMark
+        let mark = channelLists.changeMark
         guard let answered = try await requestUnlessTransient({ try await $0.fetchChannels(query) }), !isClosed,
             channelLists.isOpen(view)
         else { return true }
@@ -65,7 +65,7 @@ extension SyncEngine {
         guard view.clears == clears else { return try await restartServerPages(of: view, restarts: restarts) }
         view.owesServerPage = false
         var page = answered
-        page.channels = try keepingNewerLastMessages(page.channels, since: mark)
+        page.channels = try keepingWhatTheCacheLearntSince(withoutRemoved(page.channels, since: mark), since: mark)
         try store.upsertChannels(page.channels)
         reconcileChannelViews(page.channels)
         // A channel that moved across the cursor while paging (a new message lifts one not
@@ -77,7 +77,8 @@ extension SyncEngine {
         guard view.clears == clears else { return try await restartServerPages(of: view, restarts: restarts) }
         view.serverCursor = page.nextCursor
         view.serverExhausted = page.nextCursor == nil
-        try grow(view, to: page.channels.last, complete: view.serverExhausted)
+        // The page reaches its last channel even when that one was removed meanwhile.
+        try grow(view, to: answered.channels.last, complete: view.serverExhausted)
         return !view.serverExhausted
     }
 

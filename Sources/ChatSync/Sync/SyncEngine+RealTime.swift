@@ -102,7 +102,7 @@ extension SyncEngine {
                 channel.lastMessage = known
             }
             try store.upsertChannels([channel])
-            channelLists.noteLastMessageChanged(channel.channelURL)
+            channelLists.noteChannelChanged(channel.channelURL)
         } catch {
             logger.error("could not store a channel: \(error)")
         }
@@ -112,6 +112,7 @@ extension SyncEngine {
 
     func applyChannelRemoved(_ channelURL: String) {
         do { try store.deleteChannel(channelURL) } catch { logger.error("could not drop a channel: \(error)") }
+        channelLists.noteRemoved(channelURL)
         channels[channelURL] = nil
         reconcileChannelViews(channelURL: channelURL, now: nil)
         for view in views(of: channelURL) { view.emit(.channelRemoved(channelURL)) }
