@@ -103,6 +103,9 @@ extension ChannelCollectionTests {
         // channel token is refused (the cached channels dropped), previews are edited,
         // channels move or go: drawn apart too.
         var holds = SeededGenerator(seed: seed &+ 14_000_000)
+        // The same for a change-log request, answered before or after the changes, some of
+        // whose events a reconnect cuts off: drawn apart too.
+        var heldLogs = SeededGenerator(seed: seed &+ 15_000_000)
         for _ in 0..<30 {
             let target = created > 0 ? "c\(Int.random(in: 0..<created, using: &random))" : Harness.channel
             let exists = await harness.server.channel(target).map { $0.memberIds.contains("alice") } ?? false
@@ -140,6 +143,9 @@ extension ChannelCollectionTests {
             }
             if running, Int.random(in: 0..<6, using: &holds) == 0 {
                 try await Self.pageHeldAcrossChanges(harness, tokens, collection, created: created, random: &holds, log: &log)
+            }
+            if running, Int.random(in: 0..<6, using: &heldLogs) == 0 {
+                try await Self.changeLogsHeldAcrossChanges(harness, tokens, collection, created: created, random: &heldLogs, log: &log)
             }
             if Int.random(in: 0..<4, using: &screens) == 0 {
                 log.append("new model and events read")
@@ -389,6 +395,74 @@ extension ChannelCollectionTests {
         }
     }
 
+    /// The app fetches, and the change-log request that follows the page is held: answered
+    /// at once or only once released. Meanwhile alice leaves a channel and is added back,
+    /// or a channel is renamed twice, and in some schedules the connection pauses between
+    /// the two, so that the second change's event is lost; the held answer arrives before
+    /// the connection is back. Its token is past changes it may not tell, so nothing later
+    /// would correct a wrong merge (the replay's checks and the final paging, after).
+    static func changeLogsHeldAcrossChanges(
+        _ harness: Harness, _ tokens: ChannelTokenRefusing, _ collection: ChannelCollection, created: Int,
+        random: inout SeededGenerator, log: inout [String]
+    ) async throws {
+        await harness.settle()
+        let late = Bool.random(using: &random)
+        await tokens.holdNextChangeLogs(answeredLate: late)
+        let done = LockedState(false)
+        let fetch = Task {
+            defer { done.withLock { $0 = true } }
+            return try await collection.fetch()
+        }
+        _ = await eventually { await tokens.isHoldingChangeLogs || done.withLock { $0 } }
+        guard await tokens.isHoldingChangeLogs else {
+            await tokens.releaseChangeLogs()
+            _ = try? await fetch.value
+            log.append("fetch (no change logs asked)")
+            return
+        }
+        log.append("change logs held (answered \(late ? "late" : "early"))")
+        let engine = harness.manager.engine
+        let server = harness.server
+        func handled() async {
+            let delivered = await server.deliveredEventCount(for: "alice")
+            _ = await eventually { await engine.connection.handledEventCount >= delivered }
+        }
+        var paused = false
+        for _ in 0..<Int.random(in: 1...2, using: &random) {
+            let target = "c\(Int.random(in: 0..<max(created, 1), using: &random))"
+            guard let channel = await server.channel(target), channel.memberIds.contains("alice") else { continue }
+            let losesSecond = !paused && Bool.random(using: &random)
+            if Bool.random(using: &random) {
+                try await server.removeMember("alice", from: target)
+                await handled()
+                if losesSecond {
+                    await harness.manager.pauseSync()
+                    paused = true
+                }
+                try await server.addMember("alice", to: target)
+                log.append("  meanwhile: alice leaves \(target) and is added back\(losesSecond ? ", unheard" : "")")
+            } else {
+                _ = try await server.updateChannel(target, name: "first \(log.count)")
+                await handled()
+                if losesSecond {
+                    await harness.manager.pauseSync()
+                    paused = true
+                }
+                _ = try await server.updateChannel(target, name: "second \(log.count)")
+                log.append("  meanwhile: rename \(target) twice\(losesSecond ? ", the second unheard" : "")")
+            }
+            if !paused { await handled() }
+        }
+        await tokens.releaseChangeLogs()
+        do {
+            _ = try await fetch.value
+            log.append("  the held change logs arrived")
+        } catch let error as SyncManagerError {
+            log.append("  the fetch threw \(error.code)")
+        }
+        if paused { await harness.manager.resumeSync() }
+    }
+
     /// Creates a channel of alice and bob with a drawn name and type.
     static func createRandomChannel(_ channelURL: String, on server: SimulatedChatServer, using random: inout SeededGenerator) async throws
     {
@@ -439,13 +513,35 @@ actor ChannelTokenRefusing: ForwardingChatService {
         return page
     }
 
+    /// Holds the next change-log request that carries a token: answered at once (`late`
+    /// false: the answer tells what the service held then) or once released (`late`).
+    private var holdsNextChangeLogs: Bool?
+    private var heldChangeLogs: CheckedContinuation<Void, Never>?
+
+    /// Whether a change-log request is held.
+    var isHoldingChangeLogs: Bool { heldChangeLogs != nil }
+
+    func holdNextChangeLogs(answeredLate late: Bool) { holdsNextChangeLogs = late }
+
+    /// Lets a held change-log request go, or stops waiting for one to hold.
+    func releaseChangeLogs() {
+        holdsNextChangeLogs = nil
+        heldChangeLogs?.resume()
+        heldChangeLogs = nil
+    }
+
     func channelChangeLogs(token: String?, limit: Int) async throws -> ChannelChangeLogs {
         if armed || refusesEvery, token != nil {
             armed = false
             refusals += 1
             throw ChatServiceError.permanent(.invalid, "the channel change-log token expired")
         }
-        return try await base.channelChangeLogs(token: token, limit: limit)
+        guard token != nil, let late = holdsNextChangeLogs else { return try await base.channelChangeLogs(token: token, limit: limit) }
+        holdsNextChangeLogs = nil
+        if late { await withCheckedContinuation { heldChangeLogs = $0 } }
+        let answer = try await base.channelChangeLogs(token: token, limit: limit)
+        if !late { await withCheckedContinuation { heldChangeLogs = $0 } }
+        return answer
     }
 }
 

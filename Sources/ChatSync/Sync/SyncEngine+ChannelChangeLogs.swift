@@ -31,6 +31,8 @@ extension SyncEngine {
                 channelLists.tokenAfterDrop = try store.syncToken(scope: scope).map { ($0, epoch) }
             }
         } else {
+            // How many times a round may be asked again because its answer knew less than the cache.
+            var asksAgain = 2
             while let since = token {
                 let answer: ChannelChangeLogs?
                 let mark = channelLists.changeMark
@@ -44,6 +46,15 @@ extension SyncEngine {
                 }
                 guard var logs = answer, !isClosed else { return false }
                 if since == channelLists.tokenAfterDrop?.token { channelLists.tokenAfterDrop = nil }  // answered: a good token
+                // An answer asked for before the cache took one of its channels from the
+                // service, or dropped one, cannot be merged without losing a side for good:
+                // its token is past what it cannot tell, so no later change log would
+                // correct it. Asked again from the same token, the answer knows what the
+                // cache learnt (twice at most; a third is merged as a page is).
+                if asksAgain > 0, knowsLessThanTheCache(logs, since: mark) {
+                    asksAgain -= 1
+                    continue
+                }
                 logs.updated = try keepingWhatTheCacheLearntSince(withoutRemoved(logs.updated, since: mark), since: mark)
                 try store.write { db in
                     try ChatStore.upsertChannels(logs.updated, in: db)

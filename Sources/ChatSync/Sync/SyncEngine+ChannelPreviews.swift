@@ -63,6 +63,16 @@ extension SyncEngine {
         answered.filter { !channelLists.wasRemoved($0.channelURL, since: mark) }
     }
 
+    /// Whether change logs asked for at `mark` name a channel the cache has taken from the
+    /// service since (a channel event, other change logs), or dropped since (deleted, or
+    /// left): merged, one side of that channel would be lost.
+    func knowsLessThanTheCache(_ logs: ChannelChangeLogs, since mark: Int) -> Bool {
+        logs.updated.contains {
+            channelLists.wasRemoved($0.channelURL, since: mark) || channelLists.channelChanged($0.channelURL, since: mark)
+        }
+            || logs.deletedChannelURLs.contains { channelLists.channelChanged($0, since: mark) }
+    }
+
     /// `answered` (channels the service answered for a request made at `mark`), with what
     /// the cache learnt while the request was out, which the answer may not know:
     ///

@@ -111,8 +111,12 @@ extension SyncEngine {
     }
 
     func applyChannelRemoved(_ channelURL: String) {
-        do { try store.deleteChannel(channelURL) } catch { logger.error("could not drop a channel: \(error)") }
-        channelLists.noteRemoved(channelURL)
+        do {
+            try store.deleteChannel(channelURL)
+            channelLists.noteRemoved(channelURL)
+        } catch {
+            logger.error("could not drop a channel: \(error)")
+        }
         channels[channelURL] = nil
         reconcileChannelViews(channelURL: channelURL, now: nil)
         for view in views(of: channelURL) { view.emit(.channelRemoved(channelURL)) }
