@@ -312,6 +312,29 @@ extension ChannelCollectionTests {
             customTypes: Bool.random(using: &random) ? nil : ["team"], limit: Int.random(in: 1...5, using: &random))
     }
 
+    /// Starts the app's fetch with a hold armed by `arm`, once nothing else runs (so the
+    /// hold takes a request of the app's fetch), and answers the fetch's task once the hold
+    /// took; `nil` when the fetch ended without the request held (the hold is lifted).
+    static func fetchHeld(
+        _ harness: Harness, _ collection: ChannelCollection, arm: () async -> Void,
+        isHolding: @escaping @Sendable () async -> Bool, release: () async -> Void
+    ) async -> Task<Bool, any Error>? {
+        await harness.settle()
+        await arm()
+        let done = LockedState(false)
+        let fetch = Task {
+            defer { done.withLock { $0 = true } }
+            return try await collection.fetch()
+        }
+        _ = await eventually { await isHolding() || done.withLock { $0 } }
+        guard await isHolding() else {
+            await release()
+            _ = try? await fetch.value
+            return nil
+        }
+        return fetch
+    }
+
     /// The app fetches a page; the service answers it, and the answer is held on its way
     /// while one to three changes happen: the channel token is refused at a reconnect (the
     /// cached channels are dropped and the lists start again), a channel's last message
@@ -322,18 +345,11 @@ extension ChannelCollectionTests {
         _ harness: Harness, _ tokens: ChannelTokenRefusing, _ collection: ChannelCollection, created: Int,
         random: inout SeededGenerator, log: inout [String]
     ) async throws {
-        // Nothing else asks for a page now: the hold takes the app's.
-        await harness.settle()
-        await tokens.holdNextPage()
-        let done = LockedState(false)
-        let fetch = Task {
-            defer { done.withLock { $0 = true } }
-            return try await collection.fetch()
-        }
-        _ = await eventually { await tokens.isHolding || done.withLock { $0 } }
-        guard await tokens.isHolding else {
-            await tokens.releasePage()
-            _ = try? await fetch.value
+        guard
+            let fetch = await fetchHeld(
+                harness, collection, arm: { await tokens.holdNextPage() }, isHolding: { await tokens.isHolding },
+                release: { await tokens.releasePage() })
+        else {
             log.append("fetch (no page asked)")
             return
         }
@@ -405,18 +421,12 @@ extension ChannelCollectionTests {
         _ harness: Harness, _ tokens: ChannelTokenRefusing, _ collection: ChannelCollection, created: Int,
         random: inout SeededGenerator, log: inout [String]
     ) async throws {
-        await harness.settle()
         let late = Bool.random(using: &random)
-        await tokens.holdNextChangeLogs(answeredLate: late)
-        let done = LockedState(false)
-        let fetch = Task {
-            defer { done.withLock { $0 = true } }
-            return try await collection.fetch()
-        }
-        _ = await eventually { await tokens.isHoldingChangeLogs || done.withLock { $0 } }
-        guard await tokens.isHoldingChangeLogs else {
-            await tokens.releaseChangeLogs()
-            _ = try? await fetch.value
+        guard
+            let fetch = await fetchHeld(
+                harness, collection, arm: { await tokens.holdNextChangeLogs(answeredLate: late) },
+                isHolding: { await tokens.isHoldingChangeLogs }, release: { await tokens.releaseChangeLogs() })
+        else {
             log.append("fetch (no change logs asked)")
             return
         }
