@@ -55,7 +55,7 @@ extension SyncEngine {
                     asksAgain -= 1
                     continue
                 }
-                logs.updated = try keepingWhatTheCacheLearntSince(withoutRemoved(logs.updated, since: mark), since: mark)
+                logs.updated = try keepingWhatTheCacheLearntSince(logs.updated, since: mark)
                 try store.write { db in
                     try ChatStore.upsertChannels(logs.updated, in: db)
                     for url in logs.deletedChannelURLs {

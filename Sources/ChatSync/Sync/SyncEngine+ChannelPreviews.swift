@@ -56,13 +56,6 @@ extension SyncEngine {
         }
     }
 
-    /// `answered` (channels the service answered for a request made at `mark`) without
-    /// those removed from the cache while the request was out (deleted, or left): the
-    /// answer would bring them back, and the removal was the last word on them.
-    func withoutRemoved(_ answered: [Channel], since mark: Int) -> [Channel] {
-        answered.filter { !channelLists.wasRemoved($0.channelURL, since: mark) }
-    }
-
     /// Whether change logs asked for at `mark` name a channel the cache has taken from the
     /// service since (a channel event, other change logs), or dropped since (deleted, or
     /// left): merged, one side of that channel would be lost.
@@ -76,6 +69,8 @@ extension SyncEngine {
     /// `answered` (channels the service answered for a request made at `mark`), with what
     /// the cache learnt while the request was out, which the answer may not know:
     ///
+    /// - a channel removed from the cache (deleted, or left) is left out: the answer would
+    ///   bring it back, and the removal was the last word on it.
     /// - a channel the cache took from the service (a channel event, the change logs) is
     ///   kept as cached, whole: the events and change logs that brought it are spent, so
     ///   nothing later would correct an older answer (an older name would put the channel
@@ -92,7 +87,8 @@ extension SyncEngine {
     /// before the request may have been deleted since, which the answer knows. (The first
     /// rule was found by the channel-list generator's pages held across changes.)
     func keepingWhatTheCacheLearntSince(_ answered: [Channel], since mark: Int) throws -> [Channel] {
-        try answered.map { channel in
+        try answered.compactMap { channel in
+            if channelLists.wasRemoved(channel.channelURL, since: mark) { return nil }
             guard channelLists.lastMessageChanged(channel.channelURL, since: mark), let cached = try store.channel(channel.channelURL)
             else { return channel }
             if channelLists.channelChanged(channel.channelURL, since: mark) { return cached }

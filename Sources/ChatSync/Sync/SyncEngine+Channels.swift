@@ -65,7 +65,7 @@ extension SyncEngine {
         guard view.clears == clears else { return try await restartServerPages(of: view, restarts: restarts) }
         view.owesServerPage = false
         var page = answered
-        page.channels = try keepingWhatTheCacheLearntSince(withoutRemoved(page.channels, since: mark), since: mark)
+        page.channels = try keepingWhatTheCacheLearntSince(page.channels, since: mark)
         try store.upsertChannels(page.channels)
         reconcileChannelViews(page.channels)
         // A channel that moved across the cursor while paging (a new message lifts one not
