@@ -106,6 +106,15 @@ extension ChannelCollectionTests {
         // The same for a change-log request, answered before or after the changes, some of
         // whose events a reconnect cuts off: drawn apart too.
         var heldLogs = SeededGenerator(seed: seed &+ 15_000_000)
+        // Channels the user opens and reads a page of, so that their history is cached
+        // when they are deleted or left: drawn apart too.
+        var visits = SeededGenerator(seed: seed &+ 16_000_000)
+        // Channels removed while paused (or while a page is held), with the count of
+        // refused tokens then: if the token is refused before change logs tell of the
+        // removal, the client cannot learn of it (the service's pages leave the channel
+        // out, and nothing names it), and its history stays until evicted.
+        var removedUnheard: [String: Int] = [:]
+        var unlearnable: Set<String> = []
         for _ in 0..<30 {
             let target = created > 0 ? "c\(Int.random(in: 0..<created, using: &random))" : Harness.channel
             let exists = await harness.server.channel(target).map { $0.memberIds.contains("alice") } ?? false
@@ -116,8 +125,12 @@ extension ChannelCollectionTests {
             case 3 where exists: try await harness.server.post(.text("x"), from: "bob", to: target)
             case 4 where exists: _ = try await harness.manager.sendMessage(.text("mine"), channelURL: target)
             case 5 where exists: try await harness.server.updateChannel(target, name: "n\(Int.random(in: 0...50, using: &random))")
-            case 6 where exists: try await harness.server.deleteChannel(target)
-            case 7 where exists: try await harness.server.removeMember("alice", from: target)
+            case 6 where exists:
+                try await harness.server.deleteChannel(target)
+                if !running { removedUnheard[target] = await tokens.refusals }
+            case 7 where exists:
+                try await harness.server.removeMember("alice", from: target)
+                if !running { removedUnheard[target] = await tokens.refusals }
             case 8:
                 running.toggle()
                 if running { await harness.manager.resumeSync() } else { await harness.manager.pauseSync() }
@@ -142,10 +155,20 @@ extension ChannelCollectionTests {
                 }
             }
             if running, Int.random(in: 0..<6, using: &holds) == 0 {
-                try await Self.pageHeldAcrossChanges(harness, tokens, collection, created: created, random: &holds, log: &log)
+                try await Self.pageHeldAcrossChanges(
+                    harness, tokens, collection, created: created, random: &holds, log: &log, removed: &removedUnheard)
             }
             if running, Int.random(in: 0..<6, using: &heldLogs) == 0 {
                 try await Self.changeLogsHeldAcrossChanges(harness, tokens, collection, created: created, random: &heldLogs, log: &log)
+            }
+            if Int.random(in: 0..<3, using: &visits) == 0,
+                await harness.server.channel(target).map({ $0.memberIds.contains("alice") }) ?? false
+            {
+                // The user opens the channel and reads a page: its history is cached.
+                let messages = try await harness.manager.messageCollection(channelURL: target)
+                _ = try await messages.fetchSucceededMessages(.previous)
+                await messages.remove()
+                log.append("read \(target)")
             }
             if Int.random(in: 0..<4, using: &screens) == 0 {
                 log.append("new model and events read")
@@ -170,6 +193,19 @@ extension ChannelCollectionTests {
                         channel.lastMessage?.messageId == served?.messageId && channel.lastMessage?.text == served?.text,
                         "seed \(seed): \(channel.channelURL) shows \(channel.lastMessage?.text ?? "nothing"), the service \(served?.text ?? "nothing"); steps \(log)"
                     )
+                }
+                // A channel deleted or left, by an event or in change logs, keeps nothing
+                // in the cache: its history is no longer the user's to read offline.
+                for (url, refusals) in removedUnheard {
+                    if await tokens.refusals > refusals { unlearnable.insert(url) }
+                    removedUnheard[url] = nil
+                }
+                for index in 0..<created where !unlearnable.contains("c\(index)") {
+                    let url = "c\(index)"
+                    guard await harness.server.channel(url).map({ !$0.memberIds.contains("alice") }) ?? true else { continue }
+                    #expect(
+                        try harness.manager.engine.store.historyRows(channelURL: url) == 0,
+                        "seed \(seed): \(url), deleted or left, keeps its cached history; steps \(log)")
                 }
             }
             // The list is exactly the head of the cache in its order: changes applied in
@@ -341,9 +377,11 @@ extension ChannelCollectionTests {
     /// is edited or deleted, a post moves a channel, a channel is deleted. Then the answer
     /// arrives. It knew less than the cache does by then: it may neither bring back what
     /// was dropped or deleted nor put back an older preview (the replay's checks, after).
+    /// A deletion whose event a refused reconnect may cut off goes into `removed`, with
+    /// the count of refusals before it.
     static func pageHeldAcrossChanges(
         _ harness: Harness, _ tokens: ChannelTokenRefusing, _ collection: ChannelCollection, created: Int,
-        random: inout SeededGenerator, log: inout [String]
+        random: inout SeededGenerator, log: inout [String], removed: inout [String: Int]
     ) async throws {
         guard
             let fetch = await fetchHeld(
@@ -389,6 +427,7 @@ extension ChannelCollectionTests {
                 try await harness.server.post(.text("moves"), from: "bob", to: target)
                 log.append("  meanwhile: post to \(target)")
             case 4 where exists:
+                removed[target] = await tokens.refusals
                 try await harness.server.deleteChannel(target)
                 log.append("  meanwhile: delete \(target)")
             default: break

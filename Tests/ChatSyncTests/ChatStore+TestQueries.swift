@@ -36,4 +36,19 @@ extension ChatStore {
     func messageCount() throws -> Int {
         try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM message") ?? 0 }
     }
+
+    /// What the cache still holds of one channel beyond its row: messages, complete ranges,
+    /// its message change-log token and its use record, counted together.
+    func historyRows(channelURL: String) throws -> Int {
+        try read { db in
+            var rows = 0
+            for table in ["message", "chunk", "channel_use"] {
+                rows += try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table) WHERE channel_url = ?", arguments: [channelURL]) ?? 0
+            }
+            rows +=
+                try Int.fetchOne(
+                    db, sql: "SELECT COUNT(*) FROM sync_token WHERE scope = ?", arguments: [Self.messageTokenScope(channelURL)]) ?? 0
+            return rows
+        }
+    }
 }

@@ -30,12 +30,14 @@ extension ChatStore {
 
     /// Removes a channel and everything cached of it (messages, chunks, token); keeps its outbox.
     func deleteChannel(_ channelURL: String) throws {
-        try write { db in
-            for table in ["channel", "message", "chunk", "channel_use"] {
-                try db.execute(sql: "DELETE FROM \(table) WHERE channel_url = ?", arguments: [channelURL])
-            }
-            try db.execute(sql: "DELETE FROM sync_token WHERE scope = ?", arguments: [Self.messageTokenScope(channelURL)])
+        try write { db in try Self.deleteChannel(channelURL, in: db) }
+    }
+
+    static func deleteChannel(_ channelURL: String, in db: Database) throws {
+        for table in ["channel", "message", "chunk", "channel_use"] {
+            try db.execute(sql: "DELETE FROM \(table) WHERE channel_url = ?", arguments: [channelURL])
         }
+        try db.execute(sql: "DELETE FROM sync_token WHERE scope = ?", arguments: [Self.messageTokenScope(channelURL)])
     }
 
     /// One cached channel.

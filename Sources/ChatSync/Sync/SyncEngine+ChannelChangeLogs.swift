@@ -58,9 +58,8 @@ extension SyncEngine {
                 logs.updated = try keepingWhatTheCacheLearntSince(logs.updated, since: mark)
                 try store.write { db in
                     try ChatStore.upsertChannels(logs.updated, in: db)
-                    for url in logs.deletedChannelURLs {
-                        try db.execute(sql: "DELETE FROM channel WHERE channel_url = ?", arguments: [url])
-                    }
+                    // Deleted or left: the channel goes with its history, as for a real-time event.
+                    for url in logs.deletedChannelURLs { try ChatStore.deleteChannel(url, in: db) }
                     try ChatStore.setSyncToken(logs.token, scope: scope, in: db)
                 }
                 for channel in logs.updated {
@@ -69,8 +68,7 @@ extension SyncEngine {
                 }
                 for url in logs.deletedChannelURLs {
                     channelLists.noteRemoved(url)
-                    reconcileChannelViews(channelURL: url, now: nil)
-                    for view in views(of: url) { view.emit(.channelRemoved(url)) }
+                    showChannelGone(url)
                 }
                 token = logs.hasMore ? logs.token : nil
             }

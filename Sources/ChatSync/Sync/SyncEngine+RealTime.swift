@@ -117,6 +117,14 @@ extension SyncEngine {
         } catch {
             logger.error("could not drop a channel: \(error)")
         }
+        showChannelGone(channelURL)
+    }
+
+    /// A channel deleted or left, dropped from the cache with its history: the engine
+    /// forgets what it knew of its sync, its lists drop it and its views are told. The same
+    /// for a real-time event and for change logs, so a channel leaves no trace whichever
+    /// way the news came.
+    func showChannelGone(_ channelURL: String) {
         channels[channelURL] = nil
         reconcileChannelViews(channelURL: channelURL, now: nil)
         for view in views(of: channelURL) { view.emit(.channelRemoved(channelURL)) }
