@@ -35,9 +35,11 @@ struct MessageCollectionModelTests {
         var reconnects = SeededGenerator(seed: seed &+ 14_000_000)
         // Breaks and returns among a queued burst's posts, drawn apart too.
         var flaps = SeededGenerator(seed: seed &+ 15_000_000)
+        // Pages answered before changes and arriving after them, drawn apart too.
+        var lateAnswers = SeededGenerator(seed: seed &+ 16_000_000)
         let capacity = Int.random(in: 0..<4, using: &capacities) == 0 ? nil : 200
         let stepSize = Int.random(in: 1...40, using: &capacities)
-        let (harness, holder) = try await Harness.makeWrapped(
+        let (harness, late) = try await Harness.makeWrapped(
             seed: seed,
             configure: {
                 $0.messageStoreCapacity = capacity
@@ -46,7 +48,8 @@ struct MessageCollectionModelTests {
                 $0.messageCollectionCapacity = 200
                 $0.logger = Logger(label: "seed-\(seed)")
             },
-            wrapper: CatchUpHolder.init(base:))
+            wrapper: { LateMessageAnswers(base: CatchUpHolder(base: $0)) })
+        let holder = try #require(late.base as? CatchUpHolder)
         // Small steps, so that a trim yields often and the views fetch and move between its steps.
         await harness.manager.engine.setEvictionStepSize(stepSize)
         let server = harness.server
@@ -155,6 +158,11 @@ struct MessageCollectionModelTests {
             }
             if online, running, !rare.awaitsGapReports, Int.random(in: 0..<6, using: &reconnects) == 0 {
                 try await Self.catchUpHeldAcrossAReconnect(harness, holder, subjects, &rare, random: &reconnects, log: &log)
+            }
+            if online, running, !rare.awaitsGapReports, Int.random(in: 0..<6, using: &lateAnswers) == 0 {
+                if try await Self.pageAnsweredBeforeChanges(harness, late, subjects, &rare, random: &lateAnswers, log: &log) {
+                    expiries += 1
+                }
             }
             await reappearingScreen(subjects, random: &screens, log: &log)
             await harness.settle()

@@ -42,10 +42,11 @@ extension SyncEngine {
     /// Answers `false` when the service did not answer or the page proved nothing new.
     func proveLive(_ channelURL: String, epoch epochAtStart: Int) async throws -> Bool {
         let query = try provingQuery(channelURL)
+        let asked = historyDrops.mark(channelURL)
         return try await whileProvingLive(channelURL) {
-            guard let page = try await requestUnlessTransient({ try await $0.fetchMessages(query) }), !isClosed, epoch == epochAtStart
+            guard let page = try await requestUnlessTransient({ try await $0.fetchMessages(query) }), !isClosed, epoch == epochAtStart,
+                try applyPage(page, for: query, mayGoLive: isOnline, askedAt: asked)
             else { return false }
-            try applyPage(page, for: query, mayGoLive: isOnline)
             if channels[channelURL]?.liveEdge != nil { return true }
             // Forward from the fresh views' first message: on to the next page, if this one
             // brought any (one that brought none would be asked again for ever).
@@ -110,10 +111,12 @@ extension SyncEngine {
                 channelURL: channelURL, timestamp: edge.createdAt, anchorMessageId: edge.messageId, prevLimit: 0,
                 nextLimit: min(options.syncBatchSize, max(1, options.hugeGapThreshold + 1 - fetched[view.id, default: 0])),
                 inclusive: false)
+            let asked = historyDrops.mark(channelURL)
             let answer: MessagePage? = try await whileProvingLive(channelURL) {
-                guard let page = try await requestUnlessTransient({ try await $0.fetchMessages(query) }), !isClosed, epoch == epochAtStart
+                // Catch-up runs only while online, in one epoch.
+                guard let page = try await requestUnlessTransient({ try await $0.fetchMessages(query) }), !isClosed, epoch == epochAtStart,
+                    try applyPage(page, for: query, mayGoLive: isOnline, askedAt: asked)
                 else { return nil }
-                try applyPage(page, for: query, mayGoLive: isOnline)  // catch-up runs only while online, in one epoch
                 return page
             }
             guard let page = answer else { return false }

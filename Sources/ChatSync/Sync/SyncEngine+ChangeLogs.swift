@@ -5,6 +5,10 @@ extension SyncEngine {
     /// epoch, or fetches a first token. Answers `false` when the service could not be reached.
     func applyChangeLogsIfDue(_ channelURL: String) async throws -> Bool {
         if channels[channelURL]?.changeLogsEpoch == epoch { return true }
+        return try await whileAwaitingAnswers(channelURL) { try await applyChangeLogsNow(channelURL) }
+    }
+
+    private func applyChangeLogsNow(_ channelURL: String) async throws -> Bool {
         let epochAtStart = epoch
         let scope = ChatStore.messageTokenScope(channelURL)
         let limit = options.syncBatchSize
@@ -41,7 +45,7 @@ extension SyncEngine {
 
     /// Applies one page of change logs and stores its token, in one transaction.
     private func applyChangeLogs(_ logs: MessageChangeLogs, channelURL: String) throws {
-        let updated = Self.sanitized(logs.updated, channelURL: channelURL)
+        let updated = laterThanTheAnswer(Self.sanitized(logs.updated, channelURL: channelURL), in: channelURL)
         // Also the ones the cache does not hold: `message(reqId:)` may answer them.
         for message in updated { outbox.noteUpdated(message) }
         let chunks = try chunks(of: channelURL)
@@ -84,6 +88,7 @@ extension SyncEngine {
         logger.warning("the change-log token of \(channelURL) was refused (\(refused)): its cached messages are dropped and synced again")
         try store.forgetCachedHistory(channelURL: channelURL)
         historyResetCount += 1
+        historyDrops.dropped(channelURL)
         var state = channels[channelURL, default: ChannelSyncState()]
         state.chunks = []
         state.connectionLost()  // nothing cached is live any more

@@ -256,9 +256,12 @@ extension SyncEngine {
         }
         // Only a request sent while real-time events flow can prove the channel live.
         let provingEpoch = isOnline ? epoch : nil
+        let asked = historyDrops.mark(channelURL)
         return try await whileProvingLive(channelURL) {
             guard let page = try await requestUnlessTransient({ try await $0.fetchMessages(query) }), !isClosed else { return false }
-            try applyPage(page, for: query, mayGoLive: provingEpoch == epoch && isOnline)
+            // Answered either way: a page not stored (the history it built on was dropped)
+            // is asked for again by the fetch's next step.
+            try applyPage(page, for: query, mayGoLive: provingEpoch == epoch && isOnline, askedAt: asked)
             return true
         }
     }

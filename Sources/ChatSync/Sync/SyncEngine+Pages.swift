@@ -5,15 +5,24 @@ extension SyncEngine {
     /// complete, in one transaction; refreshes the views that hold its messages; and,
     /// when the page reaches the channel's newest message over an unbroken
     /// connection, makes the channel live.
-    func applyPage(_ page: MessagePage, for query: MessageQuery, mayGoLive: Bool) throws {
+    ///
+    /// `askedAt` is the channel's ``HistoryDrops`` mark when the page was asked for: a page
+    /// asked before the channel's history was dropped is not stored (`false` is answered).
+    @discardableResult
+    func applyPage(_ page: MessagePage, for query: MessageQuery, mayGoLive: Bool, askedAt: Int) throws -> Bool {
         let channelURL = query.channelURL
+        guard historyDrops.mark(channelURL) == askedAt else {
+            logger.debug("a page of \(channelURL) asked for before its cached history was dropped is not stored")
+            return false
+        }
         var messages = Self.sanitized(page.messages, channelURL: channelURL)
         let span = PageSpan(page: page, messages: messages, query: query)
+        messages = laterThanTheAnswer(messages, in: channelURL)
         guard span.start <= span.end else {
             logger.warning("ignoring a page whose range is reversed (\(span.start) > \(span.end)) in \(channelURL)")
             try store.upsertMessages(messages)
             noteCacheWrites(messages.count)
-            return
+            return true
         }
         // A range that starts at the end of time proves nothing (an empty answer that still
         // claimed older messages): stored as a chunk it would become a live edge no real
@@ -22,7 +31,7 @@ extension SyncEngine {
             logger.warning("ignoring the range of an empty page that claims older messages in \(channelURL)")
             try store.upsertMessages(messages)
             noteCacheWrites(messages.count)
-            return
+            return true
         }
         try resolveOwnArrivals(&messages, in: channelURL)
         // An exclusive query stands on its anchor: the cache held it when the request left.
@@ -33,7 +42,7 @@ extension SyncEngine {
         refreshViews(channelURL, with: messages, admitting: false)
         // The anchor was evicted meanwhile, and the page alone proves no range: a later
         // request asks again around the view's own anchor.
-        guard let merged else { return }
+        guard let merged else { return true }
         try absorbHeld(channelURL, within: merged)
         if span.reachesNewest {
             if mayGoLive {
@@ -42,6 +51,7 @@ extension SyncEngine {
                 channels[channelURL, default: ChannelSyncState()].unprovenNewest = span.end
             }
         }
+        return true
     }
 
     /// Messages of this device that sync brings back resolve their outbox entries first.

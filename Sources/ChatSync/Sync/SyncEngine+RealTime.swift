@@ -57,6 +57,11 @@ extension SyncEngine {
                 {
                     channels[message.channelURL]?.heldForLive[index] = message.asSynced
                 }
+                if channels[message.channelURL]?.answersAwaited ?? 0 > 0,
+                    (channels[message.channelURL]?.editedWhileAsked[message.messageId]?.updatedAt ?? .min) <= message.updatedAt
+                {
+                    channels[message.channelURL]?.editedWhileAsked[message.messageId] = message.asSynced
+                }
                 guard let cached = try store.message(channelURL: message.channelURL, messageId: message.messageId) else {
                     // Not cached, it may still be a listed channel's last message, whose preview follows it.
                     noteChangedMessage(channelURL: message.channelURL, messageId: message.messageId, now: message.asSynced)
@@ -80,6 +85,7 @@ extension SyncEngine {
     func applyDeleted(channelURL: String, messageIds: [Int64]) {
         let deleted = Set(messageIds)
         channels[channelURL]?.heldForLive.removeAll { deleted.contains($0.messageId) }
+        if channels[channelURL]?.answersAwaited ?? 0 > 0 { channels[channelURL]?.deletedWhileAsked.formUnion(deleted) }
         noteDeleted(channelURL: channelURL, messageIds: messageIds)
         do {
             try store.write { db in
@@ -126,6 +132,7 @@ extension SyncEngine {
     /// way the news came.
     func showChannelGone(_ channelURL: String) {
         channels[channelURL] = nil
+        historyDrops.dropped(channelURL)
         reconcileChannelViews(channelURL: channelURL, now: nil)
         for view in views(of: channelURL) { view.emit(.channelRemoved(channelURL)) }
     }

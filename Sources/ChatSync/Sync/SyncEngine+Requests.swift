@@ -27,6 +27,21 @@ extension SyncEngine {
             channels[channelURL]?.liveCapableRequests -= 1
             if channels[channelURL]?.liveCapableRequests == 0 { channels[channelURL]?.heldForLive.removeAll() }
         }
+        return try await whileAwaitingAnswers(channelURL, body)
+    }
+
+    /// Counts a request for the channel's messages or change logs, for the duration of
+    /// `body`: real-time deletions and edits of the channel are remembered meanwhile, for
+    /// its answer (see ``laterThanTheAnswer(_:in:)``), and forgotten when none is awaited.
+    func whileAwaitingAnswers<T>(_ channelURL: String, _ body: () async throws -> T) async rethrows -> T {
+        channels[channelURL, default: ChannelSyncState()].answersAwaited += 1
+        defer {
+            channels[channelURL]?.answersAwaited -= 1
+            if channels[channelURL]?.answersAwaited == 0 {
+                channels[channelURL]?.deletedWhileAsked.removeAll()
+                channels[channelURL]?.editedWhileAsked.removeAll()
+            }
+        }
         return try await body()
     }
 }

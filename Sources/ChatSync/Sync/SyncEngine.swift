@@ -65,6 +65,8 @@ actor SyncEngine {
     /// How many times a refused change-log token made a channel's cached history go
     /// (read by tests, which cannot tell when a reconnect does it).
     var historyResetCount = 0
+    /// When each channel's cached history was last dropped: a page asked before that is not stored.
+    var historyDrops = HistoryDrops()
     /// Awaited after each eviction step with its channel, in place of a plain yield: a
     /// test opens and fetches views there, between two steps. `nil` in apps.
     var evictionStepWitness: (@Sendable (String) async -> Void)?
@@ -160,6 +162,7 @@ actor SyncEngine {
         try store.clearCache()
         trimming.cacheCleared()
         channels.removeAll()
+        historyDrops.droppedEverything()
         channelLists.changeLogsAreDue()
         for view in views.values { view.clearSucceeded() }
         for view in channelLists.viewsInOrder { view.clear() }
