@@ -62,6 +62,7 @@ public actor SimulatedChatServer {
     var eventsCarryReqId = true
     var requestGate = Gate()
     var uploadGate = Gate()
+    var readAnswerGate = Gate()
     /// Every send request's (channel, reqId) in arrival order, repeats included.
     public internal(set) var sendLog: [(channelURL: String, reqId: String)] = []
     /// How many edit and deletion requests arrived with each operation id, repeats
@@ -119,6 +120,23 @@ public actor SimulatedChatServer {
     func waitWhileHeld() async {
         guard requestGate.isHolding else { return }
         await withCheckedContinuation { requestGate.waiting.append($0) }
+    }
+
+    /// Makes the answers of reads (message pages, channel pages and both kinds of change
+    /// logs) wait on their way, after the server made them, until
+    /// ``releaseReadAnswers()``: a slow link whose answers are older than what happens
+    /// meanwhile (others' edits and deletions reach the client first, in real time).
+    public func holdReadAnswers() { readAnswerGate.isHolding = true }
+
+    /// Lets held answers (and later ones) arrive.
+    public func releaseReadAnswers() { readAnswerGate.release() }
+
+    /// How many answers are waiting on ``holdReadAnswers()``.
+    public var heldReadAnswerCount: Int { readAnswerGate.waiting.count }
+
+    func waitWhileReadAnswersHeld() async {
+        guard readAnswerGate.isHolding else { return }
+        await withCheckedContinuation { readAnswerGate.waiting.append($0) }
     }
 
     func waitWhileUploadsHeld() async {

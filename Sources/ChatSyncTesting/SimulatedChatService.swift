@@ -15,16 +15,23 @@ public struct SimulatedChatService: ChatService {
         if latency > .zero { try await Task.sleep(for: latency) }
     }
 
+    /// A read's answer, made already, waits on its way while
+    /// ``SimulatedChatServer/holdReadAnswers()`` holds it.
+    private func arrivingLate<Answer: Sendable>(_ answer: Answer) async -> Answer {
+        await server.waitWhileReadAnswersHeld()
+        return answer
+    }
+
     /// Fetches messages around a position.
     public func fetchMessages(_ query: MessageQuery) async throws -> MessagePage {
         try await delay()
-        return try await server.handleFetchMessages(query, as: userId)
+        return try await arrivingLate(server.handleFetchMessages(query, as: userId))
     }
 
     /// Updates and deletions since a token.
     public func messageChangeLogs(channelURL: String, token: String?, limit: Int) async throws -> MessageChangeLogs {
         try await delay()
-        return try await server.handleMessageChangeLogs(channelURL: channelURL, token: token, limit: limit, as: userId)
+        return try await arrivingLate(server.handleMessageChangeLogs(channelURL: channelURL, token: token, limit: limit, as: userId))
     }
 
     /// Stored messages by request id.
@@ -61,13 +68,13 @@ public struct SimulatedChatService: ChatService {
     /// A page of the user's channels.
     public func fetchChannels(_ query: ChannelPageQuery) async throws -> ChannelPage {
         try await delay()
-        return try await server.handleFetchChannels(query, as: userId)
+        return try await arrivingLate(server.handleFetchChannels(query, as: userId))
     }
 
     /// Channel changes since a token.
     public func channelChangeLogs(token: String?, limit: Int) async throws -> ChannelChangeLogs {
         try await delay()
-        return try await server.handleChannelChangeLogs(token: token, limit: limit, as: userId)
+        return try await arrivingLate(server.handleChannelChangeLogs(token: token, limit: limit, as: userId))
     }
 
     /// Real-time events, starting with the current connection state.

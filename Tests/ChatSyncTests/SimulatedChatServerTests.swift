@@ -28,6 +28,22 @@ struct SimulatedChatServerTests {
         #expect(await server.messages(in: "general").map(\.reqId) == ["req-1", "req-2"])
     }
 
+    @Test func aHeldReadAnswerIsAsOldAsTheMomentTheServerMadeIt() async throws {
+        let server = try await server(messages: 3)
+        let alice = server.service(for: "alice")
+        await server.holdReadAnswers()
+        let query = MessageQuery(channelURL: "general", timestamp: .max, prevLimit: 10, nextLimit: 0)
+        let page = Task { try await alice.fetchMessages(query) }
+        #expect(await eventually { await server.heldReadAnswerCount == 1 })
+        let newest = try #require(await server.messages(in: "general").last)
+        try await server.delete(messageId: newest.messageId, channelURL: "general")
+        // Writes are not held: only answers of reads wait.
+        _ = try await alice.sendMessage(SendMessageRequest(reqId: "r", channelURL: "general", kind: .text, text: "mine"))
+        await server.releaseReadAnswers()
+        #expect(try await page.value.messages.map(\.text) == ["m0", "m1", "m2"], "made before the deletion")
+        #expect(try await alice.fetchMessages(query).messages.map(\.text) == ["m0", "m1", "mine"])
+    }
+
     @Test func aLostResponseIsAppliedAndTheRetryAnswersTheStoredMessage() async throws {
         let server = try await server()
         await server.setFaults(FaultPlan(loseResponseRate: 1))

@@ -73,6 +73,8 @@ struct SoakTests {
         var flaps = SeededGenerator(seed: seed &+ 13_000_000)
         // Collections fetching their pending and failed lists again, from a generator of their own too.
         var refetches = SeededGenerator(seed: seed &+ 17_000_000)
+        // Answers made at once and arriving late, from a generator of their own too.
+        var lateAnswers = SeededGenerator(seed: seed &+ 18_000_000)
         let capacity = Self.capacity(using: &browsing)
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
@@ -208,6 +210,9 @@ struct SoakTests {
             if Int.random(in: 0..<12, using: &tokens) == 0 {
                 await server.expireMessageChangeLogTokens()
                 state.log.append("change-log tokens expire")
+            }
+            if Int.random(in: 0..<8, using: &lateAnswers) == 0 {
+                try await self.lateAnswers(harness, subjects, step: step, random: &lateAnswers, state: &state)
             }
             if Int.random(in: 0..<3, using: &browsing) == 0 {
                 try await browse(harness, random: &browsing, state: &state, context: context(step, state.log))
