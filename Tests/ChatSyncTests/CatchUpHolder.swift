@@ -8,26 +8,20 @@ import ChatSyncTesting
 /// comes back, say), then releases it.
 actor CatchUpHolder: ForwardingChatService {
     let base: any ChatService
-    private var holdsNext = false
-    private var held: CheckedContinuation<Void, Never>?
+    private var hold = OneShotHold()
 
     init(base: any ChatService) { self.base = base }
 
     /// Holds the next catch-up that arrives.
-    func holdNextCatchUp() { holdsNext = true }
+    func holdNextCatchUp() { hold.arm() }
     /// A catch-up waits.
-    var isHolding: Bool { held != nil }
+    var isHolding: Bool { hold.isHolding }
     /// Answers the held catch-up, if any, and disarms: a later catch-up goes through.
-    func release() {
-        holdsNext = false
-        held?.resume()
-        held = nil
-    }
+    func release() { hold.release() }
 
     func fetchMessages(_ query: MessageQuery) async throws -> MessagePage {
-        if holdsNext, query.timestamp != .max, query.prevLimit == 0 {
-            holdsNext = false
-            await withCheckedContinuation { held = $0 }
+        if query.timestamp != .max, query.prevLimit == 0, hold.takesThisCall() {
+            await withCheckedContinuation { hold.keep($0) }
         }
         return try await base.fetchMessages(query)
     }

@@ -536,29 +536,21 @@ actor ChannelTokenRefusing: ForwardingChatService {
     /// Refuses every token from now on (`false`: none), as a broken service would.
     func refuseEvery(_ every: Bool) { refusesEvery = every }
 
-    private var holdsNextPage = false
-    private var heldPage: CheckedContinuation<Void, Never>?
+    private var pageHold = OneShotHold()
 
     /// Whether a channel page's answer is held.
-    var isHolding: Bool { heldPage != nil }
+    var isHolding: Bool { pageHold.isHolding }
 
     /// Holds the answer to the next channel page: the service answers at once (so the
     /// page tells what it held then), the app hears of it only at ``releasePage()``.
-    func holdNextPage() { holdsNextPage = true }
+    func holdNextPage() { pageHold.arm() }
 
     /// Lets a held answer go, or stops waiting for a page to hold.
-    func releasePage() {
-        holdsNextPage = false
-        heldPage?.resume()
-        heldPage = nil
-    }
+    func releasePage() { pageHold.release() }
 
     func fetchChannels(_ query: ChannelPageQuery) async throws -> ChannelPage {
         let page = try await base.fetchChannels(query)
-        if holdsNextPage {
-            holdsNextPage = false
-            await withCheckedContinuation { heldPage = $0 }
-        }
+        if pageHold.takesThisCall() { await withCheckedContinuation { pageHold.keep($0) } }
         return page
     }
 

@@ -50,4 +50,43 @@ struct LateAnswerTests {
         #expect(cached?.text == "edited in flight")
         await harness.manager.close()
     }
+
+    /// A reviewer's finding: the count of requests in flight lived in the channel's sync
+    /// state, which `clearCache()` resets; a change-log answer arriving after the clear left
+    /// the count at -1, so the channel's next page recorded no deletion and brought one back.
+    @Test func aClearWhileChangeLogsAreOutKeepsLateAnswersInCheck() async throws {
+        let harness = try await Harness.make(history: 60) { $0.syncBatchSize = 10 }
+        await harness.online()
+        let server = harness.server
+        let collection = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 10)
+        _ = try await collection.fetchSucceededMessages(.previous)
+        await harness.settle()
+        // Back from a pause, the channel change logs are asked for, then the channel's
+        // message change logs: the answer of the second is held.
+        await harness.manager.pauseSync()
+        await server.holdReadAnswers()
+        await harness.manager.resumeSync()
+        #expect(await eventually { await server.heldReadAnswerCount > 0 })
+        await server.releaseReadAnswers()
+        await server.holdReadAnswers()
+        #expect(await eventually { await server.heldReadAnswerCount > 0 })
+        try await harness.manager.clearCache()
+        await server.releaseReadAnswers()
+        await harness.settle()
+        // The view shows the newest page again. The page below it is made, and held while
+        // one of its messages (not cached: nothing to delete yet) is deleted.
+        let shown = await collection.succeededMessages.map(\.messageId)
+        let below = try #require(await server.messages(in: Harness.channel).last { $0.messageId < (shown.min() ?? .max) })
+        await server.holdReadAnswers()
+        let fetch = Task { try await collection.fetchSucceededMessages(.previous) }
+        #expect(await eventually { await server.heldReadAnswerCount > 0 })
+        try await server.delete(messageId: below.messageId, channelURL: Harness.channel)
+        #expect(await eventually { await harness.manager.engine.isIdle(deliveredEvents: await server.deliveredEventCount(for: "alice")) })
+        await server.releaseReadAnswers()
+        _ = try await fetch.value
+        await harness.settle()
+        #expect(await !collection.succeededMessages.contains { $0.messageId == below.messageId })
+        #expect(try harness.manager.engine.store.message(channelURL: Harness.channel, messageId: below.messageId) == nil)
+        await harness.manager.close()
+    }
 }

@@ -8,28 +8,20 @@ import Testing
 /// as the moment the service wrote it).
 actor LateMessageAnswers: ForwardingChatService {
     let base: any ChatService
-    private var holdsNext = false
-    private var held: CheckedContinuation<Void, Never>?
+    private var hold = OneShotHold()
 
     init(base: any ChatService) { self.base = base }
 
     /// Holds the answer of the next page asked for.
-    func holdNextAnswer() { holdsNext = true }
+    func holdNextAnswer() { hold.arm() }
     /// An answer waits.
-    var isHolding: Bool { held != nil }
+    var isHolding: Bool { hold.isHolding }
     /// Lets the held answer arrive, and disarms.
-    func release() {
-        holdsNext = false
-        held?.resume()
-        held = nil
-    }
+    func release() { hold.release() }
 
     func fetchMessages(_ query: MessageQuery) async throws -> MessagePage {
         let page = try await base.fetchMessages(query)
-        if holdsNext {
-            holdsNext = false
-            await withCheckedContinuation { held = $0 }
-        }
+        if hold.takesThisCall() { await withCheckedContinuation { hold.keep($0) } }
         return page
     }
 }

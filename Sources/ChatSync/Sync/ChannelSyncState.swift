@@ -14,20 +14,11 @@ struct ChannelSyncState {
     var unprovenNewest: MessageKey?
     /// The connection epoch in which change logs were last applied.
     var changeLogsEpoch: Int?
-    /// Requests in flight that may prove the channel live.
-    var liveCapableRequests = 0
-    /// Real-time messages received while such a request was in flight and the
-    /// channel was not live yet: they are newer than the request's answer and join
-    /// the cache when it makes the channel live. Dropped when the connection breaks.
+    /// Real-time messages received while a request that may prove the channel live was
+    /// in flight (``RequestsInFlight/liveCapable``) and the channel was not live yet: they
+    /// are newer than the request's answer and join the cache when it makes the channel
+    /// live. Dropped when the connection breaks.
     var heldForLive: [Message] = []
-    /// Requests for the channel's messages or change logs in flight.
-    var answersAwaited = 0
-    /// Real-time deletions, and edits by message id (the newest version of each),
-    /// received while such a request was in flight: its answer, made before them, may
-    /// name messages the cache did not hold yet, deleted or in an older version (see
-    /// ``SyncEngine/laterThanTheAnswer(_:in:)``).
-    var deletedWhileAsked: Set<Int64> = []
-    var editedWhileAsked: [Int64: Message] = [:]
 
     /// The first real-time message that reached the channel while views opened at its
     /// newest messages (fresh views) waited for it to go live, and how many messages

@@ -260,7 +260,8 @@ extension SyncEngine {
         return try await whileProvingLive(channelURL) {
             guard let page = try await requestUnlessTransient({ try await $0.fetchMessages(query) }), !isClosed else { return false }
             // Answered either way: a page not stored (the history it built on was dropped)
-            // is asked for again by the fetch's next step.
+            // is asked for again by the fetch's next round, unless that round moves nothing
+            // (then the fetch ends with `hasMore`, and the app's next fetch asks).
             try applyPage(page, for: query, mayGoLive: provingEpoch == epoch && isOnline, askedAt: asked)
             return true
         }

@@ -7,10 +7,9 @@ extension SyncEngine {
     /// since stays out (it would otherwise come back, and no change log would name it
     /// again); an older version of a message edited since gives way to the newer one.
     func laterThanTheAnswer(_ messages: [Message], in channelURL: String) -> [Message] {
-        guard let state = channels[channelURL], !state.deletedWhileAsked.isEmpty || !state.editedWhileAsked.isEmpty else {
-            return messages
-        }
-        let (deleted, edited) = (state.deletedWhileAsked, state.editedWhileAsked)
+        guard let requests = inFlight[channelURL], !requests.deletedWhileAsked.isEmpty || !requests.editedWhileAsked.isEmpty
+        else { return messages }
+        let (deleted, edited) = (requests.deletedWhileAsked, requests.editedWhileAsked)
         return messages.compactMap { message in
             if deleted.contains(message.messageId) { return nil }
             if let newer = edited[message.messageId], newer.createdAt == message.createdAt, newer.updatedAt > message.updatedAt {

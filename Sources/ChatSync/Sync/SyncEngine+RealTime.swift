@@ -21,8 +21,8 @@ extension SyncEngine {
                 noteCacheWrites(1)
                 // A page requested before it arrived would take it out again as missing from
                 // its span: held, it is put back when that page is stored.
-                if channels[channelURL]?.liveCapableRequests ?? 0 > 0 { channels[channelURL]?.heldForLive.append(received) }
-            } else if channels[channelURL]?.liveCapableRequests ?? 0 > 0 {
+                if inFlight[channelURL]?.liveCapable ?? 0 > 0 { channels[channelURL]?.heldForLive.append(received) }
+            } else if inFlight[channelURL]?.liveCapable ?? 0 > 0 {
                 channels[channelURL]?.heldForLive.append(received)
             }
             // Otherwise it is not cached: nothing proves the messages before it are, and
@@ -57,10 +57,11 @@ extension SyncEngine {
                 {
                     channels[message.channelURL]?.heldForLive[index] = message.asSynced
                 }
-                if channels[message.channelURL]?.answersAwaited ?? 0 > 0,
-                    (channels[message.channelURL]?.editedWhileAsked[message.messageId]?.updatedAt ?? .min) <= message.updatedAt
+                // An answer in flight may carry an older copy: the newest edit is kept for it.
+                if let requests = inFlight[message.channelURL],
+                    requests.editedWhileAsked[message.messageId]?.updatedAt ?? .min <= message.updatedAt
                 {
-                    channels[message.channelURL]?.editedWhileAsked[message.messageId] = message.asSynced
+                    inFlight[message.channelURL]?.editedWhileAsked[message.messageId] = message.asSynced
                 }
                 guard let cached = try store.message(channelURL: message.channelURL, messageId: message.messageId) else {
                     // Not cached, it may still be a listed channel's last message, whose preview follows it.
@@ -85,7 +86,7 @@ extension SyncEngine {
     func applyDeleted(channelURL: String, messageIds: [Int64]) {
         let deleted = Set(messageIds)
         channels[channelURL]?.heldForLive.removeAll { deleted.contains($0.messageId) }
-        if channels[channelURL]?.answersAwaited ?? 0 > 0 { channels[channelURL]?.deletedWhileAsked.formUnion(deleted) }
+        inFlight[channelURL]?.deletedWhileAsked.formUnion(deleted)
         noteDeleted(channelURL: channelURL, messageIds: messageIds)
         do {
             try store.write { db in

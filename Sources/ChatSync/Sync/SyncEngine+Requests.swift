@@ -20,28 +20,35 @@ extension SyncEngine {
         }
     }
 
-    /// Counts a request that may prove the channel live, for the duration of `body`.
+    /// Counts a request that may prove the channel live, for the duration of `body`
+    /// (see ``whileAwaitingAnswers(_:_:)``).
     func whileProvingLive<T>(_ channelURL: String, _ body: () async throws -> T) async rethrows -> T {
-        channels[channelURL, default: ChannelSyncState()].liveCapableRequests += 1
-        defer {
-            channels[channelURL]?.liveCapableRequests -= 1
-            if channels[channelURL]?.liveCapableRequests == 0 { channels[channelURL]?.heldForLive.removeAll() }
-        }
-        return try await whileAwaitingAnswers(channelURL, body)
+        requestStarted(channelURL, liveCapable: true)
+        defer { requestEnded(channelURL, liveCapable: true) }
+        return try await body()
     }
 
     /// Counts a request for the channel's messages or change logs, for the duration of
     /// `body`: real-time deletions and edits of the channel are remembered meanwhile, for
     /// its answer (see ``laterThanTheAnswer(_:in:)``), and forgotten when none is awaited.
     func whileAwaitingAnswers<T>(_ channelURL: String, _ body: () async throws -> T) async rethrows -> T {
-        channels[channelURL, default: ChannelSyncState()].answersAwaited += 1
-        defer {
-            channels[channelURL]?.answersAwaited -= 1
-            if channels[channelURL]?.answersAwaited == 0 {
-                channels[channelURL]?.deletedWhileAsked.removeAll()
-                channels[channelURL]?.editedWhileAsked.removeAll()
-            }
-        }
+        requestStarted(channelURL, liveCapable: false)
+        defer { requestEnded(channelURL, liveCapable: false) }
         return try await body()
+    }
+
+    private func requestStarted(_ channelURL: String, liveCapable: Bool) {
+        inFlight[channelURL, default: RequestsInFlight()].answersAwaited += 1
+        if liveCapable { inFlight[channelURL, default: RequestsInFlight()].liveCapable += 1 }
+    }
+
+    private func requestEnded(_ channelURL: String, liveCapable: Bool) {
+        guard var requests = inFlight[channelURL] else { return }
+        requests.answersAwaited -= 1
+        if liveCapable {
+            requests.liveCapable -= 1
+            if requests.liveCapable == 0 { channels[channelURL]?.heldForLive.removeAll() }
+        }
+        inFlight[channelURL] = requests.answersAwaited == 0 ? nil : requests
     }
 }

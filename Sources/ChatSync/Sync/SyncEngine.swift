@@ -67,6 +67,8 @@ actor SyncEngine {
     var historyResetCount = 0
     /// When each channel's cached history was last dropped: a page asked before that is not stored.
     var historyDrops = HistoryDrops()
+    /// Each channel's requests in flight (only channels with one).
+    var inFlight: [String: RequestsInFlight] = [:]
     /// Awaited after each eviction step with its channel, in place of a plain yield: a
     /// test opens and fetches views there, between two steps. `nil` in apps.
     var evictionStepWitness: (@Sendable (String) async -> Void)?
