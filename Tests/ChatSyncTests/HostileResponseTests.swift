@@ -156,16 +156,17 @@ struct HostileResponseTests {
     private func check(_ harness: Harness, _ subjects: [ModelSubject], sent: [String], context: String) async throws {
 
         for subject in subjects {
-            let succeeded = await checkInvariants(subject.collection, subject.recorder)
+            let succeeded = await checkInvariants(subject.collection, subject.recorder, context: context)
             #expect(
                 succeeded.allSatisfy { subject.filter.matches($0) && $0.channelURL == Harness.channel && $0.messageId > 0 },
                 "a view holds a foreign or malformed message: \(context)")
             // What a view shows is what the cache holds, also when a stretch of real-time
-            // events repeats a message with other content (the newest copy wins in both).
+            // events repeats a message with other content (the newest copy wins in both),
+            // or a copy dated elsewhere (the view shows it where the cache holds it).
             let differing = try succeeded.filter { shown in
                 guard !shown.isEditPending else { return false }
                 let cached = try harness.manager.engine.store.message(channelURL: Harness.channel, messageId: shown.messageId)
-                return cached.map { $0.text != shown.text || $0.updatedAt != shown.updatedAt } ?? false
+                return cached.map { $0.text != shown.text || $0.updatedAt != shown.updatedAt || $0.createdAt != shown.createdAt } ?? false
             }
             #expect(differing.isEmpty, "a view shows other content than the cache holds: \(differing.map(\.messageId)) \(context)")
         }

@@ -79,6 +79,47 @@ struct MalformedAnswerTests {
         #expect(succeeded.filter { $0.messageId == original.messageId }.count <= 1)
     }
 
+    /// Hostile seed 7702 (found under load; the order of events and syncs decides it): a
+    /// real-time copy of a new message dated hours later reached a view that had just
+    /// started following the newest messages, then the true copy came. The cache moved the
+    /// message back to its true time, but the view no longer reached that far back and
+    /// kept the copy at the later time; the message's edits, which never move a message,
+    /// then reached the cache and not the view.
+    @Test func aViewFollowsTheCacheWhenACopyDatedElsewhereIsReplaced() async throws {
+        let (harness, hostile) = try await makeHarness(history: 5)
+        let settle = { await harness.settle(extraEvents: { await hostile.addedEvents }) }
+        // The channel is live; a second view at the newest end was never fetched.
+        let reader = try await harness.manager.messageCollection(channelURL: Harness.channel)
+        _ = try await reader.fetchSucceededMessages(.previous)
+        await settle()
+        let collection = try await harness.manager.messageCollection(channelURL: Harness.channel)
+        let recorder = EventRecorder()
+        await collection.setHandler(recorder)
+        await settle()
+
+        await harness.server.holdEvents(for: "alice")
+        let posted = try await harness.server.post(.text("new"), from: "bob", to: Harness.channel)
+        var later = posted
+        later.createdAt = posted.createdAt + 10_000_000
+        await hostile.inject(.messageReceived(later))
+        await harness.server.releaseEvents(for: "alice")
+        await settle()
+        let cached = try #require(try harness.manager.engine.store.message(channelURL: Harness.channel, messageId: posted.messageId))
+        #expect(cached.createdAt == posted.createdAt, "the cache holds the message at its true time")
+        for view in [collection, reader] {
+            let shown = await view.succeededMessages.filter { $0.messageId == posted.messageId }
+            #expect(shown.allSatisfy { $0 == cached }, "a view shows the message where the cache holds it: \(shown)")
+        }
+
+        _ = try await harness.server.update(messageId: posted.messageId, channelURL: Harness.channel, text: "edited")
+        await settle()
+        for view in [collection, reader] {
+            let shown = await view.succeededMessages.filter { $0.messageId == posted.messageId }
+            #expect(shown.allSatisfy { $0.text == "edited" }, "the edit reaches every view that shows the message: \(shown)")
+        }
+        await checkInvariants(collection, recorder)
+    }
+
     /// Hostile seed 2155: an empty answer that still claimed older messages, to a fetch
     /// from the newest end, was stored as a range at the very end of time; it became a live
     /// edge no message could reach, and after a reconnect the catch-up asked the service

@@ -104,6 +104,9 @@ final class MessageView {
 
     func contains(messageId: Int64) -> Bool { succeededIds.contains(messageId) }
 
+    /// Where the view holds the message with `messageId`, if it does.
+    func key(ofMessage messageId: Int64) -> MessageKey? { index(of: messageId).map { succeeded[$0].sortKey } }
+
     private func index(of messageId: Int64) -> Int? {
         guard succeededIds.contains(messageId) else { return nil }
         return succeeded.firstIndex { $0.messageId == messageId }
@@ -187,7 +190,9 @@ final class MessageView {
             guard let index = index(of: message.messageId) else { continue }
             if succeeded[index].sortKey != message.sortKey {
                 // A message never moves in time; when a service says it did, one copy is
-                // malformed. The newest copy wins, at its own place, so the list stays sorted.
+                // malformed. The newer copy wins (of equal ones the later), at its own place,
+                // so the list stays sorted; the store keeps the same copy.
+                guard message.updatedAt >= succeeded[index].updatedAt else { continue }
                 moved.insert(message.messageId)
                 fresh.append(message)
             } else if succeeded[index] != message, message.updatedAt >= succeeded[index].updatedAt {

@@ -75,6 +75,8 @@ extension SyncEngine {
         _ messages: [Message], completing claimed: Chunk, vouchedEdge: MessageKey? = nil, authoritative: KeyRange? = nil
     ) throws -> Chunk? {
         let channelURL = claimed.channelURL
+        // Also when this throws: the views then follow the cache as it stayed.
+        defer { followMovedCopies(messages, in: channelURL) }
         let existing = try chunks(of: channelURL)
         noteCacheWrites(messages.count)
         guard let range = Self.provable(claimed, batch: messages, vouchedEdge: vouchedEdge, chunks: existing) else {

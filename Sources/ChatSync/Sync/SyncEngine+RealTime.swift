@@ -19,6 +19,7 @@ extension SyncEngine {
                 // at an edit's time): it belongs there, or views read later would skip it.
                 try store.upsertMessages([received])
                 noteCacheWrites(1)
+                followMovedCopies([received], in: channelURL)
                 // A page requested before it arrived would take it out again as missing from
                 // its span: held, it is put back when that page is stored.
                 if inFlight[channelURL]?.liveCapable ?? 0 > 0 { channels[channelURL]?.heldForLive.append(received) }

@@ -156,5 +156,8 @@ extension SyncEngine {
             view.update(updates)
             if !insertions.isEmpty { view.insert(insertions, growing: .next) }
         }
+        // An update never moves a message in a view; where the cache took a copy dated
+        // elsewhere, the views follow it.
+        followMovedCopies(messages, in: channelURL)
     }
 }
