@@ -37,6 +37,8 @@ struct MessageCollectionModelTests {
         var flaps = SeededGenerator(seed: seed &+ 15_000_000)
         // Pages answered before changes and arriving after them, drawn apart too.
         var lateAnswers = SeededGenerator(seed: seed &+ 16_000_000)
+        // The app clearing the cache, drawn apart too.
+        var clears = SeededGenerator(seed: seed &+ 19_000_000)
         let capacity = Int.random(in: 0..<4, using: &capacities) == 0 ? nil : 200
         let stepSize = Int.random(in: 1...40, using: &capacities)
         let (harness, late) = try await Harness.makeWrapped(
@@ -163,6 +165,10 @@ struct MessageCollectionModelTests {
                 if try await Self.pageAnsweredBeforeChanges(harness, late, subjects, &rare, random: &lateAnswers, log: &log) {
                     expiries += 1
                 }
+            }
+            if !rare.awaitsGapReports, Int.random(in: 0..<15, using: &clears) == 0 {
+                try await Self.cacheCleared(
+                    harness, late, subjects, &rare, online: online, running: running, random: &clears, log: &log)
             }
             await reappearingScreen(subjects, random: &screens, log: &log)
             await harness.settle()
