@@ -166,7 +166,10 @@ actor SyncEngine {
         channels.removeAll()
         historyDrops.droppedEverything()
         channelLists.changeLogsAreDue()
-        for view in views.values { view.clearSucceeded() }
+        // As when a change-log token is refused: a view that showed the newest messages
+        // stands at them again (it gets the newest page once the channel is proven live,
+        // and follows it); one in history keeps its viewpoint and fills again as it fetches.
+        for view in views.values { view.clearSucceeded(viewpoint: view.reachedNewest ? .max : nil) }
         for view in channelLists.viewsInOrder { view.clear() }
     }
 
