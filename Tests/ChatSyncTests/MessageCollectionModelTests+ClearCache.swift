@@ -22,15 +22,7 @@ extension MessageCollectionModelTests {
         }
         let subject = subjects.randomElement(using: &random)!
         let direction: Direction = Bool.random(using: &random) ? .previous : .next
-        await harness.settle()
-        await late.holdNextAnswer()
-        let done = LockedState(false)
-        let fetch = Task {
-            defer { done.withLock { $0 = true } }
-            return try await subject.collection.fetchSucceededMessages(direction)
-        }
-        _ = await eventually(turns: 200_000) { await late.isHolding || done.withLock { $0 } }
-        let held = await late.isHolding
+        let (fetch, held) = await fetchWithItsAnswerHeld(harness, late, subject, direction)
         log.append("alice clears the cache\(held ? " while a fetch's answer is out" : "")")
         try await harness.manager.clearCache()
         if held, Bool.random(using: &random) {

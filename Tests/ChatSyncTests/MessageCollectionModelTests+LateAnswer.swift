@@ -17,16 +17,8 @@ extension MessageCollectionModelTests {
     ) async throws -> Bool {
         let subject = subjects.randomElement(using: &random)!
         let direction: Direction = Bool.random(using: &random) ? .previous : .next
-        await harness.settle()
-        await late.holdNextAnswer()
-        let done = LockedState(false)
-        let fetch = Task {
-            defer { done.withLock { $0 = true } }
-            return try await subject.collection.fetchSucceededMessages(direction)
-        }
-        // Served from the cache, the fetch asks nothing: a bounded wait, then no step.
-        _ = await eventually(turns: 200_000) { await late.isHolding || done.withLock { $0 } }
-        guard await late.isHolding else {
+        let (fetch, held) = await fetchWithItsAnswerHeld(harness, late, subject, direction)
+        guard held else {
             await late.release()
             if let hasMore = try? await fetch.value {
                 await rare.fetched(subject, direction, hasMore: hasMore, server: harness.server, capacity: 200)
@@ -72,5 +64,22 @@ extension MessageCollectionModelTests {
         }
         log.append("  the answer arrived")
         return expires
+    }
+
+    /// Starts a fetch of `subject` whose answer, if it asks the service, is held on its way
+    /// (after settling); answers the fetch and whether an answer is held. Served from the
+    /// cache, the fetch asks nothing: a bounded wait, then nothing is held.
+    static func fetchWithItsAnswerHeld(
+        _ harness: Harness, _ late: LateMessageAnswers, _ subject: ModelSubject, _ direction: Direction
+    ) async -> (fetch: Task<Bool, any Error>, held: Bool) {
+        await harness.settle()
+        await late.holdNextAnswer()
+        let done = LockedState(false)
+        let fetch = Task {
+            defer { done.withLock { $0 = true } }
+            return try await subject.collection.fetchSucceededMessages(direction)
+        }
+        _ = await eventually(turns: 200_000) { await late.isHolding || done.withLock { $0 } }
+        return (fetch, await late.isHolding)
     }
 }
