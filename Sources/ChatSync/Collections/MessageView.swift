@@ -23,8 +23,9 @@ final class MessageView {
     var pending: [Message] { pendingList.messages }
     /// The failed list, ascending by creation.
     var failed: [Message] { failedList.messages }
-    private var pendingList = KeyedList()
-    private var failedList = KeyedList()
+    /// Changed only through MessageView+OutboxLists.swift, which emits each change.
+    var pendingList = KeyedList()
+    var failedList = KeyedList()
 
     /// What the view is known to hold; changed only through its methods.
     var bounds = ViewBounds()
@@ -262,40 +263,5 @@ final class MessageView {
         }
         for message in removed { succeededIds.remove(message.messageId) }
         emit(.succeeded(.remove, removed))
-    }
-
-    // MARK: - Pending and failed lists
-
-    func isPending(_ reqId: String) -> Bool { pendingList.contains(reqId) }
-    func isFailed(_ reqId: String) -> Bool { failedList.contains(reqId) }
-
-    /// Adds to the pending list (or replaces the entry with the same `reqId`).
-    func upsertPending(_ message: Message) {
-        switch pendingList.upsert(message) {
-        case (.inserted, let listed): emit(.pending(.insert, [listed]))
-        case (.updated, let listed): emit(.pending(.update, [listed]))
-        case (.unchanged, _): break
-        }
-    }
-
-    @discardableResult
-    func removePending(_ reqId: String) -> Bool {
-        guard let message = pendingList.remove(reqId) else { return false }
-        emit(.pending(.remove, [message]))
-        return true
-    }
-
-    func upsertFailed(_ message: Message, reason: FailedMessageEventActionReason) {
-        switch failedList.upsert(message) {
-        case (.inserted, let listed): emit(.failed(.insert, [listed], reason))
-        case (.updated, let listed), (.unchanged, let listed): emit(.failed(.update, [listed], reason))
-        }
-    }
-
-    @discardableResult
-    func removeFailed(_ reqId: String, reason: FailedMessageEventActionReason) -> Bool {
-        guard let message = failedList.remove(reqId) else { return false }
-        emit(.failed(.remove, [message], reason))
-        return true
     }
 }
