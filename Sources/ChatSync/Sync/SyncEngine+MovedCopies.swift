@@ -11,8 +11,10 @@ extension SyncEngine {
     /// message's edits, which never move a message, then reached the cache and not the
     /// view. Found by the hostile-answer generator (seed 7702, under load).
     ///
-    /// Costs a set look-up per message and view; the cache is read only for an id a view
-    /// holds at another place than the message's, which no well-formed service causes.
+    /// Costs a set look-up per message and view, and for a message the view holds, a scan
+    /// for its place; the cache is read only for an id a view holds at another place than
+    /// the message's, which no well-formed service causes. A copy above the view's newest
+    /// edge is left to the live paths, which bring the view up to it in order.
     func followMovedCopies(_ messages: some Collection<Message>, in channelURL: String) {
         let views = views(of: channelURL)
         guard !views.isEmpty else { return }
@@ -28,14 +30,16 @@ extension SyncEngine {
                 if let known = cachedCopies[message.messageId] {
                     cached = known
                 } else {
-                    cached = try? store.message(channelURL: channelURL, messageId: message.messageId)
-                    cachedCopies[message.messageId] = .some(cached)
+                    // A read that fails tells nothing: the view keeps what it shows.
+                    let read: Message?
+                    do { read = try store.message(channelURL: channelURL, messageId: message.messageId) } catch { continue }
+                    cached = read
+                    cachedCopies[message.messageId] = .some(read)
                 }
                 guard cached?.sortKey != held else { continue }
                 stale.insert(message.messageId)
-                let following = (try? isFollowingLive(view)) ?? false
-                if let cached, view.filter.matches(cached), view.covers(cached.sortKey, followingLive: following),
-                    (try? isInCompleteRange(cached.sortKey, in: channelURL)) == true
+                if let cached, let upper = view.upperBound, cached.sortKey <= upper, view.filter.matches(cached),
+                    view.covers(cached.sortKey, followingLive: false), (try? isInCompleteRange(cached.sortKey, in: channelURL)) == true
                 {
                     replacements.append(cached)
                 }

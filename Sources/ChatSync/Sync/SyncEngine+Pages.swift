@@ -39,7 +39,7 @@ extension SyncEngine {
         let merged = try storeBatch(
             messages, completing: Chunk(channelURL: channelURL, start: span.start, end: span.end),
             vouchedEdge: query.inclusive ? nil : anchor, authoritative: span.authoritative)
-        refreshViews(channelURL, with: messages, admitting: false)
+        refreshViews(channelURL, with: messages, admitting: false, followingMoves: false)
         // The anchor was evicted meanwhile, and the page alone proves no range: a later
         // request asks again around the view's own anchor.
         guard let merged else { return true }

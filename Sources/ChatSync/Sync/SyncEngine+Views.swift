@@ -136,7 +136,10 @@ extension SyncEngine {
     /// that no longer matches a view's filter leaves it. With `admitting`, one that now
     /// matches enters it where the view is complete: that is for edits, not for new
     /// messages, which enter following views only when the channel goes live.
-    func refreshViews(_ channelURL: String, with messages: [Message], admitting: Bool = true) {
+    ///
+    /// `followingMoves: false` is for a caller whose store write followed them already
+    /// (``storeBatch(_:completing:vouchedEdge:authoritative:)`` does).
+    func refreshViews(_ channelURL: String, with messages: [Message], admitting: Bool = true, followingMoves: Bool = true) {
         guard !messages.isEmpty else { return }
         for view in views(of: channelURL) {
             var updates: [Message] = []
@@ -158,6 +161,6 @@ extension SyncEngine {
         }
         // An update never moves a message in a view; where the cache took a copy dated
         // elsewhere, the views follow it.
-        followMovedCopies(messages, in: channelURL)
+        if followingMoves { followMovedCopies(messages, in: channelURL) }
     }
 }
