@@ -10,13 +10,7 @@ struct ClearCacheTests {
     /// clear must not leave it empty and deaf to what arrives next (a chat screen at its
     /// bottom stays live), as a refused change-log token does not.
     @Test func aViewThatReachedTheNewestMessagesFollowsThemAfterAClear() async throws {
-        let harness = try await Harness.make(history: 30)
-        await harness.online()
-        let history = await harness.server.messages(in: Harness.channel)
-        let collection = try await harness.manager.messageCollection(
-            channelURL: Harness.channel, viewpoint: history[10].createdAt, limit: 50)
-        let recorder = EventRecorder()
-        await collection.setHandler(recorder)
+        let (harness, collection, recorder) = try await openInHistory(limit: 50)
         while try await collection.fetchSucceededMessages(.next) {}
         await harness.settle()
         #expect(await harness.manager.engine.isFollowingLive(viewId: collection.id))
@@ -34,13 +28,7 @@ struct ClearCacheTests {
     /// A view in history keeps its viewpoint: emptied by the clear, it fills again from
     /// the service where it stood when the app fetches.
     @Test func aViewInHistoryFillsAgainWhereItStood() async throws {
-        let harness = try await Harness.make(history: 30)
-        await harness.online()
-        let history = await harness.server.messages(in: Harness.channel)
-        let collection = try await harness.manager.messageCollection(
-            channelURL: Harness.channel, viewpoint: history[10].createdAt, limit: 5)
-        let recorder = EventRecorder()
-        await collection.setHandler(recorder)
+        let (harness, collection, recorder) = try await openInHistory(limit: 5)
         _ = try await collection.fetchSucceededMessages(.previous)
         let before = await collection.succeededMessages.map(\.messageId)
 
@@ -50,5 +38,17 @@ struct ClearCacheTests {
         #expect(await collection.succeededMessages.map(\.messageId) == before)
         await checkInvariants(collection, recorder)
         await harness.manager.close()
+    }
+
+    /// Online, a collection opened at the 11th of 30 messages, with a recorder.
+    private func openInHistory(limit: Int) async throws -> (Harness, MessageCollection, EventRecorder) {
+        let harness = try await Harness.make(history: 30)
+        await harness.online()
+        let history = await harness.server.messages(in: Harness.channel)
+        let collection = try await harness.manager.messageCollection(
+            channelURL: Harness.channel, viewpoint: history[10].createdAt, limit: limit)
+        let recorder = EventRecorder()
+        await collection.setHandler(recorder)
+        return (harness, collection, recorder)
     }
 }
