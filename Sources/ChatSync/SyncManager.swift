@@ -65,9 +65,10 @@ public final class SyncManager: Sendable {
     /// Drops cached messages, channels and chunks; keeps the outbox, so nothing unsent is lost.
     ///
     /// Open collections stay open and empty (one `.clear` event each). One that showed
-    /// the newest messages stands at them again: it gets the newest page once the channel
-    /// is proven live (its next message, or the next reconnect) and follows it. One in
-    /// history keeps its viewpoint and fills again from the service as the app fetches.
+    /// the newest messages stands at them again: it gets the newest page and follows the
+    /// channel, which the clear proves live at once when online (when the collection's own
+    /// fetch was out, as that fetch ends), and the next reconnect otherwise. One in history
+    /// keeps its viewpoint and fills again from the service as the app fetches.
     public func clearCache() async throws {
         try await engine.clearCache()
     }

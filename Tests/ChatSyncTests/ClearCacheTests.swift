@@ -40,15 +40,69 @@ struct ClearCacheTests {
         await harness.manager.close()
     }
 
+    /// Online, the clear itself proves the channel live: in a quiet channel, where no next
+    /// message would, a view at the newest messages shows them again without the app
+    /// fetching (before, it stayed empty until a message came or the connection broke).
+    @Test func aViewAtTheNewestMessagesShowsThemAgainInAQuietChannel() async throws {
+        let (harness, collection, recorder) = try await openInHistory(limit: 5)
+        while try await collection.fetchSucceededMessages(.next) {}
+        await harness.settle()
+
+        try await harness.manager.clearCache()
+        await harness.settle()
+        let newest = await harness.server.messages(in: Harness.channel).suffix(5).map(\.messageId)
+        #expect(await collection.succeededMessages.map(\.messageId) == newest)
+        await checkInvariants(collection, recorder)
+        await harness.manager.close()
+    }
+
+    /// A view whose fetch was out when the cache was cleared is fresh only once the fetch
+    /// ends. Found by the model test's clear-cache step (226 of 1,000 seeds without it).
+    /// Alone in its channel, it proves the channel live then; beside a view that proved it
+    /// live meanwhile, it joins the live channel (before, it stayed empty, and deaf to every
+    /// later message: nothing adopts a fresh view of a channel already live).
+    @Test(arguments: [false, true])
+    func aViewFetchingAcrossTheClearFollowsTheNewestMessagesOnceItsFetchEnds(besideAFreshView: Bool) async throws {
+        let (harness, late, collection, recorder) = try await openInHistoryHoldingAnswers(limit: 5)
+        while try await collection.fetchSucceededMessages(.next) {}
+        let other = besideAFreshView ? try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 5) : nil
+        await harness.settle()
+        await late.holdNextAnswer()
+        let fetch = Task { try await collection.fetchSucceededMessages(.previous) }
+        #expect(await eventually { await late.isHolding })
+
+        try await harness.manager.clearCache()
+        await harness.settle()
+        #expect(await harness.manager.engine.isFollowingLive(viewId: other?.id ?? -1) == besideAFreshView)
+        await late.release()
+        _ = try? await fetch.value
+        await harness.settle()
+        let newest = await harness.server.messages(in: Harness.channel).suffix(5).map(\.messageId)
+        #expect(await collection.succeededMessages.map(\.messageId) == newest, "it shows the newest page")
+        let posted = try await harness.server.post(.text("after the clear"), from: "bob", to: Harness.channel)
+        await harness.settle()
+        #expect(await collection.succeededMessages.last?.messageId == posted.messageId, "and follows the channel")
+        await checkInvariants(collection, recorder)
+        await harness.manager.close()
+    }
+
     /// Online, a collection opened at the 11th of 30 messages, with a recorder.
     private func openInHistory(limit: Int) async throws -> (Harness, MessageCollection, EventRecorder) {
-        let harness = try await Harness.make(history: 30)
+        let (harness, _, collection, recorder) = try await openInHistoryHoldingAnswers(limit: limit)
+        return (harness, collection, recorder)
+    }
+
+    /// As ``openInHistory(limit:)``, on a service whose next page's answer can be held.
+    private func openInHistoryHoldingAnswers(
+        limit: Int
+    ) async throws -> (Harness, LateMessageAnswers, MessageCollection, EventRecorder) {
+        let (harness, late) = try await Harness.makeWrapped(history: 30) { LateMessageAnswers(base: $0) }
         await harness.online()
         let history = await harness.server.messages(in: Harness.channel)
         let collection = try await harness.manager.messageCollection(
             channelURL: Harness.channel, viewpoint: history[10].createdAt, limit: limit)
         let recorder = EventRecorder()
         await collection.setHandler(recorder)
-        return (harness, collection, recorder)
+        return (harness, late, collection, recorder)
     }
 }

@@ -45,6 +45,10 @@ final class MessageView {
     /// When the channel goes live the view shows what came after it (its newest page).
     var newestKnownAtOpen: MessageKey?
 
+    /// Set by `clearCache()` on a view at `.max` whose fetch was out: when the fetch ends,
+    /// the view is fresh, and its channel is proven live then (see `SyncEngine.fetchEnded`).
+    var provesLiveWhenIdle = false
+
     /// Set while the completion of this view's newest page is owed (see
     /// ``SyncEngine/completeNewestPage(of:above:)``); a viewpoint reset drops it.
     var owedNewestPage: OwedNewestPage?
@@ -242,6 +246,7 @@ final class MessageView {
         bounds = ViewBounds()
         newestKnownAtOpen = nil
         owedNewestPage = nil
+        provesLiveWhenIdle = false
         generation += 1
         if let newViewpoint { viewpoint = newViewpoint }
         emit(.succeeded(.clear, []))

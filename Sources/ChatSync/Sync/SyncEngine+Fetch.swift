@@ -11,10 +11,25 @@ extension SyncEngine {
             throw SyncManagerError(.duplicatedFetch, "a \(direction) fetch is already running for this collection")
         }
         view.fetching.insert(direction)
-        defer { view.fetching.remove(direction) }
         let generation = view.generation
+        defer { fetchEnded(view, direction, startedIn: generation) }
         try await applyChangeLogsBeforeServing(view)
         return try await fillPage(of: view, direction, PageFill(generation: generation, delivered: 0))
+    }
+
+    /// A fetch of `view` ended. If the view was reset to the newest messages while it ran
+    /// (the app reset its viewpoint to `.max`, or `clearCache()` emptied it), it is fresh
+    /// only now: fresh views were adopted, and catch-ups started, while it was not. It
+    /// joins a live channel at once; online, a reset by the engine (a clear) proves the
+    /// channel live, as the clear did for views that were not fetching.
+    private func fetchEnded(_ view: MessageView, _ direction: Direction, startedIn generation: Int) {
+        view.fetching.remove(direction)
+        guard !isClosed, views[view.id] === view, view.generation != generation, view.isFresh else { return }
+        followNewest(view.channelURL)
+        if view.isFresh, view.provesLiveWhenIdle {
+            view.provesLiveWhenIdle = false
+            startCatchUp(view.channelURL)
+        }
     }
 
     /// How a page is filled: the app's fetch starts empty; the background completion of
