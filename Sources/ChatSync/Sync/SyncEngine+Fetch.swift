@@ -11,20 +11,22 @@ extension SyncEngine {
             throw SyncManagerError(.duplicatedFetch, "a \(direction) fetch is already running for this collection")
         }
         view.fetching.insert(direction)
+        defer { fetchEnded(view, direction) }
         let generation = view.generation
-        defer { fetchEnded(view, direction, startedIn: generation) }
         try await applyChangeLogsBeforeServing(view)
         return try await fillPage(of: view, direction, PageFill(generation: generation, delivered: 0))
     }
 
-    /// A fetch of `view` ended. If the view was reset to the newest messages while it ran
-    /// (the app reset its viewpoint to `.max`, or `clearCache()` emptied it), it is fresh
-    /// only now: fresh views were adopted, and catch-ups started, while it was not. It
-    /// joins a live channel at once; online, a reset by the engine (a clear) proves the
-    /// channel live, as the clear did for views that were not fetching.
-    private func fetchEnded(_ view: MessageView, _ direction: Direction, startedIn generation: Int) {
+    /// A fetch of `view` ended. A view fresh now was not while it fetched (it was reset to
+    /// the newest messages meanwhile: the app reset its viewpoint to `.max`, or
+    /// `clearCache()` emptied it; or the fetch placed nothing): fresh views were adopted,
+    /// and catch-ups started, without it. It joins a live channel at once; online, one
+    /// the clear emptied proves the channel live, as the clear did for views that were not
+    /// fetching. Checked at every fetch's end, not only one that began before the reset: a
+    /// fetch in the other direction may end last.
+    private func fetchEnded(_ view: MessageView, _ direction: Direction) {
         view.fetching.remove(direction)
-        guard !isClosed, views[view.id] === view, view.generation != generation, view.isFresh else { return }
+        guard !isClosed, views[view.id] === view, view.isFresh else { return }
         followNewest(view.channelURL)
         if view.isFresh, view.provesLiveWhenIdle {
             view.provesLiveWhenIdle = false

@@ -46,7 +46,9 @@ extension SyncEngine {
         let fresh = views(of: channelURL).filter(\.isFresh)
         guard !fresh.isEmpty, let chunk = try liveChunk(channelURL) else { return }
         for view in fresh {
-            let known = view.newestKnownAtOpen
+            // `.min` (set by a clear): nothing known, so no floor either (a floor would stop
+            // the page's completion short of marking the channel's oldest message reached).
+            let known = view.newestKnownAtOpen == .min ? nil : view.newestKnownAtOpen
             view.newestKnownAtOpen = nil
             view.bounds.reachNewest(at: edge)  // a fresh view has no bounds yet: they start here
             let rows = try store.page(

@@ -173,14 +173,17 @@ actor SyncEngine {
             view.clearSucceeded(viewpoint: view.reachedNewest ? .max : nil)
             guard view.viewpoint == .max else { continue }
             // Nothing of the channel was known to it: it shows the newest page, whatever
-            // the cache learns before the channel is proven live.
+            // the cache learns before the channel is proven live (`.min`, which
+            // `followNewest` keeps, where `nil` would be replaced).
             view.newestKnownAtOpen = .min
             view.provesLiveWhenIdle = !view.fetching.isEmpty
         }
         for view in channelLists.viewsInOrder { view.clear() }
         // Online, their channels are proven live now: in a quiet channel nothing else would
         // (no next message), and the emptied screen would wait for a reconnect. A view whose
-        // fetch is out is fresh once it ends (see `fetchEnded`).
+        // fetch is out is fresh once it ends (see `fetchEnded`). A catch-up of the channel
+        // already running goes on instead; the page it asked for before the clear is not
+        // stored, so it proves the channel live with its retry, after a backoff.
         for channelURL in Set(views.values.filter(\.isFresh).map(\.channelURL)).sorted() { startCatchUp(channelURL) }
     }
 
