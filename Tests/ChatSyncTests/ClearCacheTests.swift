@@ -1,4 +1,5 @@
 import ChatSyncTesting
+import Clocks
 import Testing
 
 @testable import ChatSync
@@ -82,6 +83,40 @@ struct ClearCacheTests {
         let posted = try await harness.server.post(.text("after the clear"), from: "bob", to: Harness.channel)
         await harness.settle()
         #expect(await collection.succeededMessages.last?.messageId == posted.messageId, "and follows the channel")
+        await checkInvariants(collection, recorder)
+        await harness.manager.close()
+    }
+
+    /// A catch-up already out when the cache is cleared keeps the channel (the clear's own
+    /// cannot start beside it), and its answer, asked before the clear, is not stored. It
+    /// asks again at once: before, it ended there and proved the channel live only with
+    /// its retry, a backoff later (found by a reviewer's read of the clear-cache fix).
+    @Test func aCatchUpOutAcrossTheClearProvesTheChannelLiveWithoutWaitingForItsRetry() async throws {
+        let clock = TestClock()
+        let (harness, late) = try await Harness.makeWrapped(history: 30, configure: { $0.clock = clock }) {
+            LateMessageAnswers(base: $0)
+        }
+        await harness.online()
+        let collection = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 5)
+        let recorder = EventRecorder()
+        await collection.setHandler(recorder)
+        _ = try await collection.fetchSucceededMessages(.previous)
+        await harness.settle()
+        await harness.server.setOnline(false, for: "alice")
+        await harness.settle()
+        try await harness.server.post(.text("while away"), from: "bob", to: Harness.channel)
+        await late.holdNextAnswer()
+        await harness.server.setOnline(true, for: "alice")
+        #expect(await eventually { await late.isHolding }, "the reconnect's catch-up asks for the missed messages")
+
+        try await harness.manager.clearCache()
+        await late.release()
+        let newest = await harness.server.messages(in: Harness.channel).suffix(5).map(\.messageId)
+        #expect(
+            await eventually { await collection.succeededMessages.map(\.messageId) == newest },
+            "the view shows the newest page again, the clock not advanced")
+        await clock.run()
+        await harness.settle()
         await checkInvariants(collection, recorder)
         await harness.manager.close()
     }

@@ -44,9 +44,10 @@ extension SyncEngine {
         let query = try provingQuery(channelURL)
         let asked = historyDrops.mark(channelURL)
         return try await whileProvingLive(channelURL) {
-            guard let page = try await requestUnlessTransient({ try await $0.fetchMessages(query) }), !isClosed, epoch == epochAtStart,
-                try applyPage(page, for: query, mayGoLive: isOnline, askedAt: asked)
+            guard let page = try await requestUnlessTransient({ try await $0.fetchMessages(query) }), !isClosed, epoch == epochAtStart
             else { return false }
+            // Asked before the channel's history was dropped (a clear, a refused token): not stored; asked again.
+            guard try applyPage(page, for: query, mayGoLive: isOnline, askedAt: asked) else { return true }
             if channels[channelURL]?.liveEdge != nil { return true }
             // Forward from the fresh views' first message: on to the next page, if this one
             // brought any (one that brought none would be asked again for ever).
@@ -119,7 +120,12 @@ extension SyncEngine {
                 else { return nil }
                 return page
             }
-            guard let page = answer else { return false }
+            guard let page = answer else {
+                // The channel's history was dropped while the page was out (a clear): the
+                // views stand elsewhere now, so the loop looks again rather than end short.
+                if historyDrops.mark(channelURL) != asked, !isClosed, epoch == epochAtStart { continue }
+                return false
+            }
             let gained = page.messages.filter { $0.sortKey > edge }.count
             if gained == 0, try !isFollowingLive(view) {
                 // Nothing past the edge, yet the view is still not joined to the live edge: the

@@ -182,8 +182,8 @@ actor SyncEngine {
         // Online, their channels are proven live now: in a quiet channel nothing else would
         // (no next message), and the emptied screen would wait for a reconnect. A view whose
         // fetch is out is fresh once it ends (see `fetchEnded`). A catch-up of the channel
-        // already running goes on instead; the page it asked for before the clear is not
-        // stored, so it proves the channel live with its retry, after a backoff.
+        // already running goes on instead: the page it asked for before the clear is not
+        // stored, and it asks again (see `catchUp`).
         for channelURL in Set(views.values.filter(\.isFresh).map(\.channelURL)).sorted() { startCatchUp(channelURL) }
     }
 
