@@ -45,9 +45,10 @@ final class MessageView {
     /// When the channel goes live the view shows what came after it (its newest page).
     var newestKnownAtOpen: MessageKey?
 
-    /// Set by `clearCache()` on a view at `.max` whose fetch was out: when the fetch ends,
-    /// the view is fresh, and its channel is proven live then (see `SyncEngine.fetchEnded`).
-    var provesLiveWhenIdle = false
+    /// `clearCache()` emptied this view at `.max` (it marks it by `newestKnownAtOpen = .min`:
+    /// nothing known) and it has not shown the newest page since: its channel is proven
+    /// live for it, at once or when its fetch ends (see `SyncEngine.fetchEnded`).
+    var isEmptiedByClear: Bool { newestKnownAtOpen == .min }
 
     /// Set while the completion of this view's newest page is owed (see
     /// ``SyncEngine/completeNewestPage(of:above:)``); a viewpoint reset drops it.
@@ -246,7 +247,6 @@ final class MessageView {
         bounds = ViewBounds()
         newestKnownAtOpen = nil
         owedNewestPage = nil
-        provesLiveWhenIdle = false
         generation += 1
         if let newViewpoint { viewpoint = newViewpoint }
         emit(.succeeded(.clear, []))

@@ -39,7 +39,8 @@ extension SyncEngine {
     /// Asks for the channel's messages so that, over an unbroken connection, the channel
     /// goes live (and its fresh views with it): the newest page, or, once real-time
     /// messages reached fresh views, forward from the first of them, a page per call.
-    /// Answers `false` when the service did not answer or the page proved nothing new.
+    /// Answers `false` when the service did not answer or the page proved nothing new, and
+    /// `true` when the channel's history was dropped while the page was out (it is asked again).
     func proveLive(_ channelURL: String, epoch epochAtStart: Int) async throws -> Bool {
         let query = try provingQuery(channelURL)
         let asked = historyDrops.mark(channelURL)

@@ -174,9 +174,8 @@ actor SyncEngine {
             guard view.viewpoint == .max else { continue }
             // Nothing of the channel was known to it: it shows the newest page, whatever
             // the cache learns before the channel is proven live (`.min`, which
-            // `followNewest` keeps, where `nil` would be replaced).
+            // `followNewest` keeps, where `nil` would be replaced; see `isEmptiedByClear`).
             view.newestKnownAtOpen = .min
-            view.provesLiveWhenIdle = !view.fetching.isEmpty
         }
         for view in channelLists.viewsInOrder { view.clear() }
         // Online, their channels are proven live now: in a quiet channel nothing else would
