@@ -37,9 +37,9 @@ struct FreshViewNewestPageGeneratedTests {
                 $0.logger = Logger(label: "fresh-\(seed)")
             },
             wrapper: OlderPageFaults.init(base:))
-        let tries = LockedState<[TryKey: Int]>([:])
-        await harness.manager.engine.setNewestPageTryWitness { view, epoch in
-            tries.withLock { $0[TryKey(view: view, epoch: epoch), default: 0] += 1 }
+        let tries = LockedState<[TryKey: TryCount]>([:])
+        await harness.manager.engine.setNewestPageTryWitness { view, epoch, afterProgress in
+            tries.withLock { $0[TryKey(view: view, epoch: epoch), default: TryCount()].count(afterProgress: afterProgress) }
         }
         let server = harness.server
         let senders = ["bob", "carol", "alice"]
@@ -96,24 +96,29 @@ struct FreshViewNewestPageGeneratedTests {
         await olderPages.startConnection()
         await server.setOnline(true, for: "alice")
         await harness.settle()
-        // Each view's owed page is tried at most 1 + 8 times per connection (Guarantees:
-        // one chain of tries per connection), counted by the engine as each try starts.
-        // Found: two chains on one connection (a fill counted as running only once its
-        // task ran), which showed no wrong page, only doubled requests.
+        // Each view's owed page is tried at most 1 + 8 times in a row per connection without
+        // reaching further back (Guarantees: one chain of tries per connection, whose count
+        // starts over after a try that got further), counted by the engine as each try
+        // starts. Found: two chains on one connection (a fill counted as running only once
+        // its task ran), which showed no wrong page, only doubled requests.
         let perView = 1 + SyncEngine.syncRetryLimit
         let counted = tries.withLock { $0 }.sorted { ($0.key.epoch, $0.key.view) < ($1.key.epoch, $1.key.view) }
-        for (key, count) in counted where count > perView {
-            let what = "view \(key.view) tried its newest page \(count) times in epoch \(key.epoch), at most \(perView)"
+        for (key, count) in counted where count.withoutProgress > perView * (1 + count.afterProgress) {
+            let what =
+                "view \(key.view) tried its newest page \(count.withoutProgress) times in epoch \(key.epoch) without getting further, "
+                + "at most \(perView) after each of its \(count.afterProgress) tries that did"
             Issue.record("\(what); \(seeds.describe(seed)) steps \(log)")
         }
         // The same bound seen from the service, for the views together (their fills ask
-        // the same unfiltered pages): one more each for a try that was in flight when
-        // the connection changed and is refused after it.
+        // the same unfiltered pages), while every request for older pages is refused (no
+        // try gets further then): one more each for a try that was in flight when the
+        // connection changed and is refused after it.
         let bound = subjects.count * (perView + 1)
-        for (connection, count) in await olderPages.perConnection.enumerated() {
+        for (connection, count) in await olderPages.perConnection.enumerated() {  // and per spell
             #expect(
                 count <= bound,
-                "\(count) refused tries of older pages on connection \(connection), at most \(bound); \(seeds.describe(seed)) steps \(log)")
+                "\(count) refused tries of older pages in connection or spell \(connection), at most \(bound); \(seeds.describe(seed)) steps \(log)"
+            )
         }
 
         let truth = await server.messages(in: Harness.channel)
@@ -184,14 +189,26 @@ private struct TryKey: Hashable {
     let epoch: Int
 }
 
+/// A view's tries in one connection: those that came after a try that reached further
+/// back (each starts the count over) and the others.
+private struct TryCount {
+    var afterProgress = 0
+    var withoutProgress = 0
+
+    mutating func count(afterProgress progressed: Bool) {
+        if progressed { afterProgress += 1 } else { withoutProgress += 1 }
+    }
+}
+
 /// The schedule's faults on requests for older messages (spells that refuse them all, a
 /// request held in flight across reconnects), and the count, per connection the schedule
-/// opens, of those refused: each ends one try of a view's owed newest page (a `.previous`
-/// fill stops at its first unanswered request). Requests at `.max` (a channel going live)
-/// and for newer messages (catch-ups) are neither faulted nor counted.
+/// opens and per spell, of those it refused: each ends one try of a view's owed newest
+/// page (a `.previous` fill stops at its first unanswered request) that got no further.
+/// Requests at `.max` (a channel going live) and for newer messages (catch-ups) are
+/// neither faulted nor counted, nor are those the service's fault plan fails.
 private actor OlderPageFaults: ForwardingChatService {
     let base: any ChatService
-    /// One entry per connection, the first being the manager's first.
+    /// One entry per connection and per spell of refusals, the first being the manager's first connection.
     private(set) var perConnection = [0]
 
     private var holdsNext = false
@@ -202,7 +219,12 @@ private actor OlderPageFaults: ForwardingChatService {
 
     init(base: any ChatService) { self.base = base }
 
-    func setRefusesAll(_ refusing: Bool) { refusesAll = refusing }
+    /// A spell of refusals counts apart from what came before it in its connection: a try
+    /// that got further between two spells starts its view's count over.
+    func setRefusesAll(_ refusing: Bool) {
+        if refusing, !refusesAll { perConnection.append(0) }
+        refusesAll = refusing
+    }
 
     /// The schedule brings the connection back: what is refused from here counts for a new one.
     func startConnection() { perConnection.append(0) }
@@ -225,12 +247,10 @@ private actor OlderPageFaults: ForwardingChatService {
                 throw ChatServiceError.transient(.network, "held across a reconnect, then refused by the test")
             }
         }
-        do {
-            if refusesAll, isOlder { throw ChatServiceError.transient(.network, "older pages refused by the test") }
-            return try await base.fetchMessages(query)
-        } catch {
-            if isOlder { perConnection[perConnection.count - 1] += 1 }
-            throw error
+        if refusesAll, isOlder {
+            perConnection[perConnection.count - 1] += 1
+            throw ChatServiceError.transient(.network, "older pages refused by the test")
         }
+        return try await base.fetchMessages(query)
     }
 }

@@ -42,6 +42,6 @@ extension SoakTests {
             for _ in 0..<Int.random(in: 0...20, using: &random) { await Task.yield() }
         }
         await server.releaseReadAnswers()
-        _ = try? await fetch.value
+        await fetched(harness, subject, direction, hasMore: try? await fetch.value, state: &state)
     }
 }

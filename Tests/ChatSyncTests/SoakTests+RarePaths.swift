@@ -44,6 +44,7 @@ extension SoakTests {
             guard let target = await harness.server.messages(in: channelURL).randomElement(using: &random) else { return }
             let at = target.createdAt - Int64.random(in: 0...2, using: &random)
             state.log.append("others post at \(at) in \(channelURL)")
+            postingInThePast(channelURL, newest: await harness.server.messages(in: channelURL).last?.sortKey, state: &state)
             try await harness.server.post(.text("past"), from: Self.senders.randomElement(using: &random)!, to: channelURL, at: at)
         default:
             // Another user's burst while alice is away, then back.
@@ -114,6 +115,10 @@ extension SoakTests {
         let described = ["lost", "failed", "half lost", "offline", "lost, then the resend's checks; change-log tokens expire"][fault]
         state.log.append("relaunch with \(channelURL) in flight; look-ups \(described)")
         await server.setFaults(plan)
+        if fault < 2 {
+            state.outages += 1
+            state.outageInForce = true
+        }
         if fault == 3 { await server.setOnline(false, for: "alice") }
         // With a change log to read, this run learns of the deletion before the resend.
         if fault == 4 { await server.expireMessageChangeLogTokens() }

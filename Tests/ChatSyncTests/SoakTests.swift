@@ -75,6 +75,8 @@ struct SoakTests {
         var refetches = SeededGenerator(seed: seed &+ 17_000_000)
         // Answers made at once and arriving late, from a generator of their own too.
         var lateAnswers = SeededGenerator(seed: seed &+ 18_000_000)
+        // The cache cleared under the schedule, from a generator of its own too.
+        var clears = SeededGenerator(seed: seed &+ 19_000_000)
         let capacity = Self.capacity(using: &browsing)
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
@@ -125,7 +127,9 @@ struct SoakTests {
             case 24..<40:
                 let direction: Direction = Bool.random(using: &random) ? .previous : .next
                 state.log.append("fetch \(direction) \(subject.channelURL)")
-                _ = try await subject.model.fetchCheckingPageSize(direction, mayFallShort: state.faulty, context: context(step, state.log))
+                let hasMore = try await subject.model.fetchCheckingPageSize(
+                    direction, mayFallShort: state.faulty, context: context(step, state.log))
+                await fetched(harness, subject, direction, hasMore: hasMore, state: &state)
             case 40..<50:
                 state.log.append("post to \(channelURL)")
                 try await server.post(.text("o\(step)"), from: Self.senders.randomElement(using: &random)!, to: channelURL)
@@ -189,6 +193,7 @@ struct SoakTests {
                 let target = Bool.random(using: &random) || all.isEmpty ? Int64.max : all.randomElement(using: &random)!.createdAt
                 state.log.append("reset \(subject.channelURL) to \(target)")
                 try await subject.model.collection.resetViewpointTimestamp(target)
+                state.atNewest[ObjectIdentifier(subject.model.collection)] = nil
             }
             // A slow network, drawn from a generator of its own so that the main schedule
             // of a seed stays what it was: requests wait while things happen.
@@ -214,11 +219,16 @@ struct SoakTests {
             if Int.random(in: 0..<8, using: &lateAnswers) == 0 {
                 try await self.lateAnswers(harness, subjects, step: step, random: &lateAnswers, state: &state)
             }
+            if Int.random(in: 0..<10, using: &clears) == 0 {
+                try await cacheCleared(&harness, &subjects, random: &clears, state: &state)
+            }
             if Int.random(in: 0..<3, using: &browsing) == 0 {
                 try await browse(harness, random: &browsing, state: &state, context: context(step, state.log))
             }
             await reappearingScreen(subjects.map(\.model), random: &screens, log: &state.log)
             try await listsFetchedAgain(subjects.map(\.model), random: &refetches, log: &state.log)
+            state.outageInForce = false
+            state.faultsInForce = state.faulty
             var plan = state.faulty ? FaultPlan(failRequestRate: 0.2, loseResponseRate: 0.2) : FaultPlan()
             plan.permanentErrorTexts = badTexts
             await server.setFaults(plan)
@@ -230,6 +240,7 @@ struct SoakTests {
             state.failedOperations.formUnion(state.failures.operations.map { MessageRef($0) })
             state.everFailed.formUnion(state.failures.reqIds)
             try await check(harness, subjects, state: state, context: context(step, state.log))
+            await checkViewsAtNewest(harness, subjects, state: &state, context: context(step, state.log))
         }
 
         // Flush: a healthy connection, every retryable failure resent, until nothing moves.
@@ -267,6 +278,15 @@ struct SoakTests {
         /// Edits, deletions and corrections alice made: each makes at most one operation
         /// (a correction of a message the service already stored, a follow-up edit).
         var operationsAsked = 0
+        /// Views that stand at the newest messages after a clear, with the key above which
+        /// each must show its channel's newest message (see `checkViewsAtNewest`).
+        var atNewest: [ObjectIdentifier: Watch] = [:]
+        /// Outages in which the service answered nothing (the relaunch paths' total
+        /// faults), and whether one is in force (until the step ends).
+        var outages = 0
+        var outageInForce = false
+        /// Whether the fault plan of the step (set at the end of the last one) fails requests.
+        var faultsInForce = false
         /// The schedule's seed, for failure messages.
         var seed: UInt64 = 0
     }

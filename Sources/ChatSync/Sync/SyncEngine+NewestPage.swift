@@ -57,10 +57,10 @@ extension SyncEngine {
     /// Starts a fill of the view's owed page unless one is already under way. It counts
     /// as under way from here, not from when its task first runs: a reconnect between the
     /// two would otherwise start a second fill, and a second chain of retries, beside it.
-    private func fillOwedNewestPage(of view: MessageView, attempt: Int) {
+    private func fillOwedNewestPage(of view: MessageView, attempt: Int, afterProgress: Bool = false) {
         guard let owed = view.owedNewestPage, !owed.isRunning else { return }
         view.owedNewestPage?.isRunning = true
-        newestPageTryWitness?(view.id, epoch)
+        newestPageTryWitness?(view.id, epoch, afterProgress)
         let (id, generation, channelURL) = (view.id, view.generation, view.channelURL)
         runInBackground { engine in
             do {
@@ -77,6 +77,7 @@ extension SyncEngine {
         defer { if view.generation == generation { view.owedNewestPage?.isRunning = false } }
         guard let owed = view.owedNewestPage else { return }
         let fill = PageFill(generation: generation, delivered: view.succeeded.count, floor: owed.floor, yieldsToApp: true)
+        let reachBefore = view.lowerBound
         let hasMore = try await fillPage(of: view, .previous, fill)
         guard views[id] === view, view.generation == generation, let now = view.owedNewestPage else { return }
         // Done: the page is full, the channel's end (or the floor) was reached, or the
@@ -87,25 +88,30 @@ extension SyncEngine {
         }
         // Short with more to read: the service did not answer, or the connection broke
         // (then the reconnect resumes it). Again after a backoff, a bounded number of
-        // times per connection: a reconnect since this fill was started began a new chain,
-        // whose tries count from the first.
-        let next = now.chain == chain ? attempt : 0
+        // times in a row per connection: a reconnect since this fill was started began a
+        // new chain, whose tries count from the first, and so does a try that reached
+        // further back before it failed. Otherwise a sparse filter on a flaky link, which
+        // needs many requests and loses one now and then, gave up after eight losses in
+        // all, its page short for good (the soak found it after a clear).
+        let reachedFurther = view.lowerBound.map { bound in reachBefore.map { bound < $0 } ?? true } ?? false
+        let next = now.chain == chain && !reachedFurther ? attempt : 0
         guard canReachService, next < Self.syncRetryLimit else { return }
         let (wait, connection) = (retryWait(after: next), epoch)
         runInBackground { engine in
             do { try await wait() } catch { return }
-            await engine.retryNewestPage(ofView: id, generation: generation, attempt: next + 1, chain: now.chain, epoch: connection)
+            await engine.retryNewestPage(
+                ofView: id, generation: generation, attempt: next + 1, chain: now.chain, epoch: connection, afterProgress: reachedFurther)
         }
     }
 
     /// A retry of the connection `epoch`: it stops when that connection was lost since (the
     /// reconnect resumes the page with a chain of its own, even when this wakes before
     /// the reconnect got to it) or when a reconnect already resumed it.
-    private func retryNewestPage(ofView id: Int, generation: Int, attempt: Int, chain: Int, epoch: Int) async {
+    private func retryNewestPage(ofView id: Int, generation: Int, attempt: Int, chain: Int, epoch: Int, afterProgress: Bool) async {
         guard canReachService, self.epoch == epoch, let view = views[id], view.generation == generation,
             view.owedNewestPage?.chain == chain
         else { return }
-        fillOwedNewestPage(of: view, attempt: attempt)
+        fillOwedNewestPage(of: view, attempt: attempt, afterProgress: afterProgress)
     }
 
     private func logNewestPageFailure(_ channelURL: String, _ error: any Error) {

@@ -25,7 +25,9 @@ extension SyncEngine {
 
     func setEvictionStepWitness(_ witness: (@Sendable (String) async -> Void)?) { evictionStepWitness = witness }
     /// Sets ``newestPageTryWitness``.
-    func setNewestPageTryWitness(_ witness: (@Sendable (_ viewId: Int, _ epoch: Int) -> Void)?) { newestPageTryWitness = witness }
+    func setNewestPageTryWitness(_ witness: (@Sendable (_ viewId: Int, _ epoch: Int, _ afterProgress: Bool) -> Void)?) {
+        newestPageTryWitness = witness
+    }
     /// Whether the channel's change logs were applied in the current connection.
     func changeLogsApplied(_ channelURL: String) -> Bool { channels[channelURL]?.changeLogsEpoch == epoch }
 
@@ -51,6 +53,12 @@ extension SyncEngine {
     /// Whether the view with `id` is fresh: at `.max`, never fetched, not yet following.
     func isFresh(viewId id: Int) -> Bool { views[id]?.isFresh ?? false }
 
+    /// Whether the channel is proven live (its newest cached messages are the service's newest).
+    func isLive(_ channelURL: String) -> Bool { channels[channelURL]?.liveEdge != nil }
+
+    /// Whether this connection's chain of sync retries ran out (see ``SyncPassSchedule``).
+    var syncRetriesRanOut: Bool { syncPasses.gaveUp }
+
     /// Whether the completion of the view's newest page is owed (see ``completeNewestPage(of:above:)``).
     func owesNewestPage(viewId id: Int) -> Bool { views[id]?.owedNewestPage != nil }
     /// How many reconnects resumed the view's owed newest page (its chain of retries).
@@ -66,6 +74,7 @@ extension SyncEngine {
             + "oldest=\(view.reachedOldest) bounds=\(view.lowerBound.map(String.init(describing:)) ?? "nil")..\(view.upperBound.map(String.init(describing:)) ?? "nil")"
             + " chunks=\(((try? chunks(of: view.channelURL)) ?? []).map { "\($0.start)..\($0.end)" })"
             + " live=\(channels[view.channelURL]?.liveEdge.map(String.init(describing:)) ?? "nil")"
+            + " catchingUp=\(catchingUp[view.channelURL].map(String.init) ?? "no") epoch=\(epoch) fresh=\(view.isFresh) fetching=\(view.fetching)"
     }
 }
 

@@ -72,10 +72,11 @@ actor SyncEngine {
     /// Awaited after each eviction step with its channel, in place of a plain yield: a
     /// test opens and fetches views there, between two steps. `nil` in apps.
     var evictionStepWitness: (@Sendable (String) async -> Void)?
-    /// Told of each try of a view's owed newest page as it starts, with the view's id and
-    /// the connection's epoch: a generator counts each connection's tries of each view,
+    /// Told of each try of a view's owed newest page as it starts, with the view's id, the
+    /// connection's epoch and whether the try before it reached further back (the count of
+    /// tries then starts over): a generator counts each connection's tries of each view,
     /// which no service wrapper can tell apart (the views' fills ask the same pages). `nil` in apps.
-    var newestPageTryWitness: (@Sendable (_ viewId: Int, _ epoch: Int) -> Void)?
+    var newestPageTryWitness: (@Sendable (_ viewId: Int, _ epoch: Int, _ afterProgress: Bool) -> Void)?
     /// When the reconnect sync of the current connection runs, and its one chain of retries.
     var syncPasses = SyncPassSchedule()
     /// Told when a pass of the reconnect sync starts (`true`) and ends (`false`), with its

@@ -22,6 +22,9 @@ struct SyncPassSchedule {
     /// The number of the retry that waits, if any.
     private var waitingTicket: Int?
     private var tickets = 0
+    /// Whether this connection's last chain of retries ran out without completing: nothing
+    /// is retried until a fetch, a catch-up, a resume or a reconnect asks again.
+    private(set) var gaveUp = false
 
     /// A pass of connection `connected` (after `attempt` retries) wants to run: answers
     /// whether it may, or leaves it to the running pass's end (which then asks for the
@@ -54,6 +57,7 @@ struct SyncPassSchedule {
     /// its wait carries, or `nil` when a pass runs or a retry waits already (see above).
     mutating func requestRetry(epoch connected: Int, attempt: Int) -> Int? {
         enter(connected)
+        gaveUp = false
         if isRunning {
             ask(&askedWhileRunning, attempt)
             return nil
@@ -75,6 +79,12 @@ struct SyncPassSchedule {
         return true
     }
 
+    /// The chain of connection `connected` ran out: its last retry allowed ended incomplete.
+    mutating func noteGaveUp(epoch connected: Int) {
+        enter(connected)
+        gaveUp = true
+    }
+
     private func ask(_ lowest: inout Int?, _ attempt: Int) { lowest = min(lowest ?? attempt, attempt) }
 
     /// Starts afresh for a new connection; tickets keep counting, so an old wait never matches.
@@ -85,5 +95,6 @@ struct SyncPassSchedule {
         askedWhileRunning = nil
         askedWhileWaiting = nil
         waitingTicket = nil
+        gaveUp = false
     }
 }

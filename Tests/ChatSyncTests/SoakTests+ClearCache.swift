@@ -1,0 +1,184 @@
+import ChatSyncTesting
+import Testing
+
+@testable import ChatSync
+
+/// The soak's cache clears: alice frees up space (`clearCache()`) in whatever state the
+/// schedule is in (offline, paused, faults on, sends and edits queued), sometimes while
+/// requests or answers are on their way, sometimes just before the app is killed. The
+/// outbox must come through whole (the step's checks compare every pending and failed
+/// list with it, and the final check counts every send), the views must refill without a
+/// hole, and a view at the newest messages must show them again (Guarantees: Live updates
+/// and reconnect), in a quiet channel too, once the connection is up and settled.
+extension SoakTests {
+    func cacheCleared(
+        _ harness: inout Harness, _ subjects: inout [Subject], random: inout SeededGenerator, state: inout SoakState
+    ) async throws {
+        let server = harness.server
+        switch Int.random(in: 0..<4, using: &random) {
+        case 0:
+            state.log.append("alice clears the cache")
+            try await harness.manager.clearCache()
+        case 1:
+            // Requests of every kind wait at the server's door (sends, edits, pages, look-ups),
+            // the cache is cleared under them, others change the channel, then all go at once.
+            await server.holdRequests()
+            let held = await eventually(turns: 2_000) { await server.heldRequestCount > 0 }
+            state.log.append("alice clears the cache with \(held ? "requests" : "nothing") at the door")
+            try await harness.manager.clearCache()
+            try await othersChangeAChannel(harness, random: &random, state: &state)
+            await server.releaseRequests()
+        case 2:
+            // A page made before the clear arrives after it.
+            await server.holdReadAnswers()
+            let subject = subjects.randomElement(using: &random)!
+            let direction: Direction = Bool.random(using: &random) ? .previous : .next
+            let collection = subject.model.collection
+            let fetch = Task { try await collection.fetchSucceededMessages(direction) }
+            let held = await eventually(turns: 20_000) { await server.heldReadAnswerCount > 0 }
+            state.log.append("alice clears the cache while \(subject.channelURL) fetches \(direction)\(held ? ", its answer out" : "")")
+            try await harness.manager.clearCache()
+            try await othersChangeAChannel(harness, random: &random, state: &state)
+            await server.releaseReadAnswers()
+            await fetched(harness, subject, direction, hasMore: try? await fetch.value, state: &state)
+        default:
+            // Killed right after the clear: the relaunch finds an empty cache and the whole outbox.
+            state.log.append("alice clears the cache, then the app is killed")
+            try await harness.manager.clearCache()
+            for subject in subjects { await subject.model.collection.remove() }
+            try await harness.relaunch()
+            subjects = try await openSubjects(harness, failures: state.failures)
+            if state.running { await harness.manager.resumeSync() } else { await harness.manager.pauseSync() }
+            // New views, not emptied ones: never fetched, each shows what arrives after the
+            // newest message its cache knew when it opened (README: Known limitations), so
+            // only what the service stores from now on is owed to it.
+            for subject in subjects {
+                let newest = await server.messages(in: subject.channelURL).last?.sortKey ?? .min
+                state.atNewest[ObjectIdentifier(subject.model.collection)] = SoakState.Watch(
+                    subject.model.collection, watermark: newest, state: state)
+            }
+            return
+        }
+        // Every view at `.max` now knows nothing of its channel: it must show the channel's
+        // newest message from the next settled check on (online), whenever that was posted.
+        for subject in subjects where await harness.manager.engine.viewpoint(subject.model.collection.id) == .max {
+            state.atNewest[ObjectIdentifier(subject.model.collection)] = SoakState.Watch(
+                subject.model.collection, watermark: .min, state: state)
+        }
+    }
+
+    /// Another user posts, edits or deletes in one of the soak's channels.
+    private func othersChangeAChannel(_ harness: Harness, random: inout SeededGenerator, state: inout SoakState) async throws {
+        let channelURL = Self.channels.randomElement(using: &random)!
+        let all = await harness.server.messages(in: channelURL)
+        switch Int.random(in: 0..<3, using: &random) {
+        case 0 where !all.isEmpty:
+            let target = all.randomElement(using: &random)!
+            try await harness.server.delete(messageId: target.messageId, channelURL: channelURL)
+            state.withdrawn.insert(target.reqId)
+            state.log.append("  others delete \(target.messageId) in \(channelURL)")
+        case 1 where !all.isEmpty:
+            let target = all.randomElement(using: &random)!
+            let text = "cleared \(state.log.count)"
+            try await harness.server.update(messageId: target.messageId, channelURL: channelURL, text: text)
+            state.allowedTexts[MessageRef(target)]?.insert(text)
+            state.log.append("  others edit \(target.messageId) in \(channelURL)")
+        default:
+            try await harness.server.post(.text("after clear"), from: Self.senders.randomElement(using: &random)!, to: channelURL)
+            state.log.append("  post to \(channelURL)")
+        }
+    }
+
+    /// The views watched since a clear show their channel's newest message (of their
+    /// filter) once settled online. A view stops being watched when it leaves the newest
+    /// messages: reset, closed, told of a gap, or grown past its window.
+    func checkViewsAtNewest(_ harness: Harness, _ subjects: [Subject], state: inout SoakState, context: String) async {
+        let open = Set(subjects.map { ObjectIdentifier($0.model.collection) })
+        for key in state.atNewest.keys where !open.contains(key) { state.atNewest[key] = nil }
+        if state.faulty || state.faultsInForce || state.outageInForce {
+            for key in state.atNewest.keys { state.atNewest[key]?.sawFaults = true }
+        }
+        guard state.online && state.running else { return }
+        for subject in subjects {
+            let key = ObjectIdentifier(subject.model.collection)
+            guard let watermark = state.atNewest[key]?.watermark else { continue }
+            let collection = subject.model.collection
+            let count = await collection.messageCount
+            if subject.model.recorder.gapReports > 0 || count + collection.limit > harness.options.messageCollectionCapacity {
+                state.atNewest[key] = nil
+                continue
+            }
+            // Not proven live, or the newest page not completed: allowed only once their
+            // retries ran out (Guarantees: at most eight in a row without progress), which
+            // takes faults (a fifth of the requests failed, a fifth of the answers lost) or
+            // an outage (the relaunch paths' total ones) since the watch began.
+            let engine = harness.manager.engine
+            let live = await engine.isLive(subject.channelURL)
+            let owed = await engine.owesNewestPage(viewId: collection.id)
+            if !live || owed {
+                let watch = state.atNewest[key]!
+                let unreliable = watch.sawFaults || state.outages > watch.outagesBefore
+                let ranOut = await engine.syncRetriesRanOut
+                let view = await engine.describeView(collection.id)
+                #expect(
+                    unreliable && (live || ranOut),
+                    "after a clear, \(subject.channelURL) is \(live ? "live" : "not live") and \(owed ? "owes" : "does not owe") the newest page of a view \(subject.model.filter) (\(view)), \(unreliable ? "after faults" : "with no faults since")\(ranOut ? ", its retries run out" : ""): \(context)"
+                )
+                continue
+            }
+            let truth = await harness.server.messages(in: subject.channelURL)
+            guard let newest = truth.last(where: subject.model.filter.matches), newest.sortKey > watermark else { continue }
+            let shown = await collection.succeededMessages.last
+            let view = await harness.manager.engine.describeView(collection.id)
+            let connection = await harness.manager.connectionState
+            #expect(
+                shown?.messageId == newest.messageId,
+                "after a clear, the view of \(subject.channelURL) \(subject.model.filter) at the newest messages shows \(shown?.messageId ?? -1), not the newest \(newest.messageId) (view \(view), \(connection)): \(context)"
+            )
+        }
+    }
+
+    /// A fetch of a view: a `.next` one that reached the newest messages makes the view
+    /// follow from the service's newest message (what came while it was out is history to
+    /// it, as to a view the model test opens at `.max`); one that did not, or failed, ends
+    /// the watch, as does a `.previous` one that filled the view's window.
+    func fetched(_ harness: Harness, _ subject: Subject, _ direction: Direction, hasMore: Bool?, state: inout SoakState) async {
+        let key = ObjectIdentifier(subject.model.collection)
+        guard direction == .next, let watched = state.atNewest[key] else { return }
+        guard hasMore == false else {
+            state.atNewest[key] = nil
+            return
+        }
+        let newest = await harness.server.messages(in: subject.channelURL).last?.sortKey ?? .min
+        state.atNewest[key]?.watermark = max(watched.watermark, newest)
+    }
+
+    /// A message dated before a channel's newest is history, not news, to a view at the newest messages.
+    func postingInThePast(_ channelURL: String, newest: MessageKey?, state: inout SoakState) {
+        guard let newest else { return }
+        for (key, watched) in state.atNewest where watched.collection.channelURL == channelURL {
+            state.atNewest[key]?.watermark = max(watched.watermark, newest)
+        }
+    }
+}
+
+extension SoakTests.SoakState {
+    /// A view watched since a clear (see `checkViewsAtNewest`).
+    struct Watch {
+        let collection: MessageCollection
+        /// The key above which the view must show its channel's newest message.
+        var watermark: MessageKey
+        /// Total outages begun before the watch, not counting one still in force.
+        let outagesBefore: Int
+        /// Whether requests failed or lost their answers at some step of the watch, so that
+        /// a chain of retries may have run out (Guarantees: at most eight in a row).
+        var sawFaults: Bool
+
+        init(_ collection: MessageCollection, watermark: MessageKey, state: SoakTests.SoakState) {
+            self.collection = collection
+            self.watermark = watermark
+            outagesBefore = state.outages - (state.outageInForce ? 1 : 0)
+            sawFaults = state.faulty || state.faultsInForce || state.outageInForce
+        }
+    }
+}
