@@ -59,6 +59,27 @@ struct RetriesAfterProgressTests {
         #expect(await harness.manager.engine.isLive(Harness.channel))
         await checkInvariants(view, events)
     }
+
+    /// Real-time messages extend a live channel's cached range: that is no progress of the
+    /// reconnect sync, or a busy channel would start the count of another channel's
+    /// failing retries over with every message, and they would go on for ever (a
+    /// reviewer's read of the fix).
+    @Test func aBusyLiveChannelIsNoProgressOfTheSync() async throws {
+        let harness = try await Harness.make(history: 5)
+        await harness.online()
+        let view = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 10)
+        _ = try await view.fetchSucceededMessages(.previous)
+        await harness.settle()
+        let engine = harness.manager.engine
+        #expect(await engine.isLive(Harness.channel))
+        let before = await engine.syncReach()
+
+        try await harness.server.post(.text("live"), from: "bob", to: Harness.channel)
+        await harness.settle()
+
+        #expect(await view.succeededMessages.last?.text == "live", "the message extended the live range")
+        #expect(!before.isPassed(by: await engine.syncReach()))
+    }
 }
 
 /// Loses every other request for pages of one kind (a transient error, as a flaky link

@@ -54,17 +54,22 @@ extension SoakTests {
             // only what the service stores from now on is owed to it.
             for subject in subjects {
                 let newest = await server.messages(in: subject.channelURL).last?.sortKey ?? .min
-                state.atNewest[ObjectIdentifier(subject.model.collection)] = SoakState.Watch(
-                    subject.model.collection, watermark: newest, state: state)
+                await watch(subject, from: newest, harness, &state)
             }
             return
         }
         // Every view at `.max` now knows nothing of its channel: it must show the channel's
         // newest message from the next settled check on (online), whenever that was posted.
         for subject in subjects where await harness.manager.engine.viewpoint(subject.model.collection.id) == .max {
-            state.atNewest[ObjectIdentifier(subject.model.collection)] = SoakState.Watch(
-                subject.model.collection, watermark: .min, state: state)
+            await watch(subject, from: .min, harness, &state)
         }
+    }
+
+    private func watch(_ subject: Subject, from watermark: MessageKey, _ harness: Harness, _ state: inout SoakState) async {
+        let collection = subject.model.collection
+        state.atNewest[ObjectIdentifier(collection)] = SoakState.Watch(
+            collection, watermark: watermark, state: state, chainsRunOut: await harness.manager.engine.syncRetryChainsRunOut,
+            gapReports: subject.model.recorder.gapReports)
     }
 
     /// Another user posts, edits or deletes in one of the soak's channels.
@@ -104,32 +109,44 @@ extension SoakTests {
             guard let watermark = state.atNewest[key]?.watermark else { continue }
             let collection = subject.model.collection
             let count = await collection.messageCount
-            if subject.model.recorder.gapReports > 0 || count + collection.limit > harness.options.messageCollectionCapacity {
+            let gapReported = subject.model.recorder.gapReports > state.atNewest[key]!.gapReportsBefore
+            if gapReported || count + collection.limit > harness.options.messageCollectionCapacity {
                 state.atNewest[key] = nil
                 continue
             }
-            // Not proven live, or the newest page not completed: allowed only once their
-            // retries ran out (Guarantees: at most eight in a row without progress), which
-            // takes faults (a fifth of the requests failed, a fifth of the answers lost) or
-            // an outage (the relaunch paths' total ones) since the watch began.
+            let truth = await harness.server.messages(in: subject.channelURL)
+            let newest = truth.last(where: subject.model.filter.matches)
+            let shown = await collection.succeededMessages.last
             let engine = harness.manager.engine
+            let view = await engine.describeView(collection.id)
+            // Not proven live, or the newest page not completed: allowed only once their
+            // retries ran out on this connection since the watch began (Guarantees: at most
+            // eight in a row without progress), which takes faults (a fifth of the requests
+            // failed, a fifth of the answers lost) or an outage (the relaunch paths' faults:
+            // every request lost or failed, or half of them lost) since then.
             let live = await engine.isLive(subject.channelURL)
             let owed = await engine.owesNewestPage(viewId: collection.id)
             if !live || owed {
                 let watch = state.atNewest[key]!
                 let unreliable = watch.sawFaults || state.outages > watch.outagesBefore
-                let ranOut = await engine.syncRetriesRanOut
-                let view = await engine.describeView(collection.id)
+                let chainRanOut = await engine.syncRetriesRanOut
+                let chainsRunOut = await engine.syncRetryChainsRunOut
+                let pageRanOut = await engine.owedNewestPageRanOut(viewId: collection.id)
+                let ranOut = live ? pageRanOut : chainRanOut && chainsRunOut > watch.chainsRunOutBefore
                 #expect(
-                    unreliable && (live || ranOut),
+                    unreliable && ranOut,
                     "after a clear, \(subject.channelURL) is \(live ? "live" : "not live") and \(owed ? "owes" : "does not owe") the newest page of a view \(subject.model.filter) (\(view)), \(unreliable ? "after faults" : "with no faults since")\(ranOut ? ", its retries run out" : ""): \(context)"
                 )
+                // What a view the channel's going live placed shows is its newest messages.
+                if live, let shown, let newest {
+                    #expect(
+                        shown.messageId == newest.messageId,
+                        "after a clear, a view of \(subject.channelURL) \(subject.model.filter) completing its newest page shows \(shown.messageId), not the newest \(newest.messageId) (view \(view)): \(context)"
+                    )
+                }
                 continue
             }
-            let truth = await harness.server.messages(in: subject.channelURL)
-            guard let newest = truth.last(where: subject.model.filter.matches), newest.sortKey > watermark else { continue }
-            let shown = await collection.succeededMessages.last
-            let view = await harness.manager.engine.describeView(collection.id)
+            guard let newest, newest.sortKey > watermark else { continue }
             let connection = await harness.manager.connectionState
             #expect(
                 shown?.messageId == newest.messageId,
@@ -140,12 +157,15 @@ extension SoakTests {
 
     /// A fetch of a view: a `.next` one that reached the newest messages makes the view
     /// follow from the service's newest message (what came while it was out is history to
-    /// it, as to a view the model test opens at `.max`); one that did not, or failed, ends
-    /// the watch, as does a `.previous` one that filled the view's window.
+    /// it, as to a view the model test opens at `.max`); one that did not ends the watch.
+    /// One that failed leaves the view where it was (a fresh view stays fresh). A
+    /// `.previous` one leaves the view at the newest messages, unless it filled the
+    /// view's window (see `checkViewsAtNewest`).
     func fetched(_ harness: Harness, _ subject: Subject, _ direction: Direction, hasMore: Bool?, state: inout SoakState) async {
         let key = ObjectIdentifier(subject.model.collection)
         guard direction == .next, let watched = state.atNewest[key] else { return }
-        guard hasMore == false else {
+        guard let hasMore else { return }
+        guard !hasMore else {
             state.atNewest[key] = nil
             return
         }
@@ -168,15 +188,23 @@ extension SoakTests.SoakState {
         let collection: MessageCollection
         /// The key above which the view must show its channel's newest message.
         var watermark: MessageKey
-        /// Total outages begun before the watch, not counting one still in force.
+        /// Outages begun before the watch, not counting one still in force.
         let outagesBefore: Int
         /// Whether requests failed or lost their answers at some step of the watch, so that
         /// a chain of retries may have run out (Guarantees: at most eight in a row).
         var sawFaults: Bool
+        /// The engine's chains of sync retries run out, and the view's gap reports, before the watch.
+        let chainsRunOutBefore: Int
+        let gapReportsBefore: Int
 
-        init(_ collection: MessageCollection, watermark: MessageKey, state: SoakTests.SoakState) {
+        init(
+            _ collection: MessageCollection, watermark: MessageKey, state: SoakTests.SoakState, chainsRunOut: Int,
+            gapReports: Int
+        ) {
             self.collection = collection
             self.watermark = watermark
+            chainsRunOutBefore = chainsRunOut
+            gapReportsBefore = gapReports
             outagesBefore = state.outages - (state.outageInForce ? 1 : 0)
             sawFaults = state.faulty || state.faultsInForce || state.outageInForce
         }

@@ -115,7 +115,7 @@ extension SoakTests {
         let described = ["lost", "failed", "half lost", "offline", "lost, then the resend's checks; change-log tokens expire"][fault]
         state.log.append("relaunch with \(channelURL) in flight; look-ups \(described)")
         await server.setFaults(plan)
-        if fault < 2 {
+        if fault < 3 {  // lost, failed or half lost: until the step ends
             state.outages += 1
             state.outageInForce = true
         }

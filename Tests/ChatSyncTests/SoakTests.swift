@@ -281,8 +281,8 @@ struct SoakTests {
         /// Views that stand at the newest messages after a clear, with the key above which
         /// each must show its channel's newest message (see `checkViewsAtNewest`).
         var atNewest: [ObjectIdentifier: Watch] = [:]
-        /// Outages in which the service answered nothing (the relaunch paths' total
-        /// faults), and whether one is in force (until the step ends).
+        /// Spells of the relaunch paths' faults (every request lost or failed, or half of
+        /// them lost), and whether one is in force (until the step ends).
         var outages = 0
         var outageInForce = false
         /// Whether the fault plan of the step (set at the end of the last one) fails requests.

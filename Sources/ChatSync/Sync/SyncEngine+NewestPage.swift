@@ -11,6 +11,8 @@ struct OwedNewestPage: Sendable {
     /// Bumped when a reconnect resumes the completion: retries scheduled before then
     /// find it changed and stop, so one connection has one chain of retries.
     var chain = 0
+    /// The connection in which its last chain of retries ran out (for tests).
+    var ranOutInEpoch: Int?
 }
 
 extension SyncEngine {
@@ -95,7 +97,11 @@ extension SyncEngine {
         // all, its page short for good (the soak found it after a clear).
         let reachedFurther = view.lowerBound.map { bound in reachBefore.map { bound < $0 } ?? true } ?? false
         let next = now.chain == chain && !reachedFurther ? attempt : 0
-        guard canReachService, next < Self.syncRetryLimit else { return }
+        guard canReachService else { return }
+        guard next < Self.syncRetryLimit else {
+            view.owedNewestPage?.ranOutInEpoch = epoch
+            return
+        }
         let (wait, connection) = (retryWait(after: next), epoch)
         runInBackground { engine in
             do { try await wait() } catch { return }

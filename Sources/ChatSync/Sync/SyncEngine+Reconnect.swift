@@ -33,7 +33,7 @@ extension SyncEngine {
         let reachBefore = syncReach()
         let complete = await syncAfterReconnect(epoch: connected)
         syncPassWitness?(connected, false)
-        // A pass that got further before it failed starts the count of retries over: on a
+        // A pass during which the sync got further starts the count of retries over: on a
         // flaky link, a sync that needs many requests loses one now and then, and counted
         // in all, eight losses gave up on channels never proven live (the soak found it).
         let counted = reachBefore.isPassed(by: syncReach()) ? 0 : attempt
@@ -78,8 +78,9 @@ extension SyncEngine {
     }
 
     /// Runs the reconnect sync again after 1, 2, 4, ... 30 s on the injected clock, at
-    /// most ``syncRetryLimit`` times in a row; a later fetch, resume or reconnect starts
-    /// the count over. Without this a lost response would leave the cache stale (missed
+    /// most ``syncRetryLimit`` times in a row without progress; a pass during which the
+    /// sync got further (``SyncReach``), a later fetch, resume or reconnect starts the
+    /// count over. Without this a lost response would leave the cache stale (missed
     /// deletions, a channel never live again) until the next connection change. One
     /// connection has one such chain (``SyncPassSchedule``).
     func scheduleSyncRetry(attempt: Int, epoch epochAtFailure: Int) {

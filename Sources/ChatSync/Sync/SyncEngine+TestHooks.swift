@@ -56,8 +56,12 @@ extension SyncEngine {
     /// Whether the channel is proven live (its newest cached messages are the service's newest).
     func isLive(_ channelURL: String) -> Bool { channels[channelURL]?.liveEdge != nil }
 
-    /// Whether this connection's chain of sync retries ran out (see ``SyncPassSchedule``).
-    var syncRetriesRanOut: Bool { syncPasses.gaveUp }
+    /// Whether the current connection's chain of sync retries ran out (see ``SyncPassSchedule``).
+    var syncRetriesRanOut: Bool { syncPasses.gaveUp && syncPasses.epoch == epoch }
+    /// How many chains of sync retries ran out since the manager opened.
+    var syncRetryChainsRunOut: Int { syncPasses.gaveUpCount }
+    /// Whether the owed newest page of the view with `id` ran through its retries on this connection.
+    func owedNewestPageRanOut(viewId id: Int) -> Bool { views[id]?.owedNewestPage?.ranOutInEpoch == epoch }
 
     /// Whether the completion of the view's newest page is owed (see ``completeNewestPage(of:above:)``).
     func owesNewestPage(viewId id: Int) -> Bool { views[id]?.owedNewestPage != nil }

@@ -10,10 +10,11 @@
 /// is, since the pass it leads to covers the request; if that pass is incomplete, the
 /// count of retries starts over from the request's attempt. So a stream of failing
 /// fetches never postpones a retry that is due, and a later fetch still earns the whole
-/// series of retries.
+/// series of retries. A pass during which the sync got further ends with its count
+/// started over too (see ``SyncReach``).
 struct SyncPassSchedule {
     /// The connection the state below belongs to; another one's requests start afresh.
-    private var epoch = -1
+    private(set) var epoch = -1
     private var isRunning = false
     /// The lowest attempt asked for while a pass ran.
     private var askedWhileRunning: Int?
@@ -23,8 +24,10 @@ struct SyncPassSchedule {
     private var waitingTicket: Int?
     private var tickets = 0
     /// Whether this connection's last chain of retries ran out without completing: nothing
-    /// is retried until a fetch, a catch-up, a resume or a reconnect asks again.
+    /// is retried until a fetch, a catch-up, a resume or a reconnect asks again. With
+    /// ``gaveUpCount`` (chains run out since the manager opened), only tests read it.
     private(set) var gaveUp = false
+    private(set) var gaveUpCount = 0
 
     /// A pass of connection `connected` (after `attempt` retries) wants to run: answers
     /// whether it may, or leaves it to the running pass's end (which then asks for the
@@ -83,6 +86,7 @@ struct SyncPassSchedule {
     mutating func noteGaveUp(epoch connected: Int) {
         enter(connected)
         gaveUp = true
+        gaveUpCount += 1
     }
 
     private func ask(_ lowest: inout Int?, _ attempt: Int) { lowest = min(lowest ?? attempt, attempt) }
