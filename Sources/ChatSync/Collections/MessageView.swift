@@ -45,10 +45,11 @@ final class MessageView {
     /// When the channel goes live the view shows what came after it (its newest page).
     var newestKnownAtOpen: MessageKey?
 
-    /// `clearCache()` emptied this view at `.max` (it marks it by `newestKnownAtOpen = .min`:
-    /// nothing known) and it has not shown the newest page since: its channel is proven
+    /// The channel's cached history was dropped under this view (`clearCache()`, or a
+    /// refused change-log token) and left it at `.max`, marked by `newestKnownAtOpen = .min`
+    /// (nothing known), and it has not shown the newest page since: its channel is proven
     /// live for it, at once or when its fetch ends (see `SyncEngine.fetchEnded`).
-    var isEmptiedByClear: Bool { newestKnownAtOpen == .min }
+    var isEmptiedByHistoryDrop: Bool { newestKnownAtOpen == .min }
 
     /// Set while the completion of this view's newest page is owed (see
     /// ``SyncEngine/completeNewestPage(of:above:)``); a viewpoint reset drops it.

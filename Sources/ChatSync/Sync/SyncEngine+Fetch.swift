@@ -28,7 +28,7 @@ extension SyncEngine {
         view.fetching.remove(direction)
         guard !isClosed, views[view.id] === view, view.isFresh else { return }
         followNewest(view.channelURL)
-        if view.isFresh, view.isEmptiedByClear { startCatchUp(view.channelURL) }
+        if view.isFresh, view.isEmptiedByHistoryDrop { startCatchUp(view.channelURL) }
     }
 
     /// How a page is filled: the app's fetch starts empty; the background completion of

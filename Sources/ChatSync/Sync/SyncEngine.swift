@@ -175,7 +175,7 @@ actor SyncEngine {
             guard view.viewpoint == .max else { continue }
             // Nothing of the channel was known to it: it shows the newest page, whatever
             // the cache learns before the channel is proven live (`.min`, which
-            // `followNewest` keeps, where `nil` would be replaced; see `isEmptiedByClear`).
+            // `followNewest` keeps, where `nil` would be replaced; see `isEmptiedByHistoryDrop`).
             view.newestKnownAtOpen = .min
         }
         for view in channelLists.viewsInOrder { view.clear() }
