@@ -241,6 +241,17 @@ final class MessageView {
         if !removed.isEmpty { emit(.succeeded(.remove, removed)) }
     }
 
+    /// The channel's cached history was dropped (`clearCache()`, a refused change-log
+    /// token): the view empties. One that showed the newest messages stands at them again
+    /// and, knowing nothing of the channel now (`.min`, which `followNewest` keeps where
+    /// `nil` would be replaced), shows the newest page once the channel is proven live,
+    /// whatever the cache learns before; one in history keeps its viewpoint and fills
+    /// again as the app fetches.
+    func historyDropped() {
+        clearSucceeded(viewpoint: reachedNewest ? .max : nil)
+        if viewpoint == .max { newestKnownAtOpen = .min }
+    }
+
     /// Empties the succeeded list with one clear event and forgets what it covered.
     func clearSucceeded(viewpoint newViewpoint: Int64? = nil) {
         succeeded.removeAll()

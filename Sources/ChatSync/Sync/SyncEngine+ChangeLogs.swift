@@ -94,16 +94,11 @@ extension SyncEngine {
         state.connectionLost()  // nothing cached is live any more
         state.changeLogsEpoch = nil
         channels[channelURL] = state
-        // A view that showed the newest messages stands at them again, empty: it gets the
-        // newest page once the channel is proven live, and follows it. One in history keeps
-        // its viewpoint. A fresh view holds nothing, and keeps what it knew when it opened.
-        // As after a clear, a view left at `.max` knew nothing of the channel (`.min`): one
-        // whose fetch is out proves the channel live when the fetch ends (`fetchEnded`),
-        // since the request that dropped the history proved nothing for a view that was not
-        // fresh then (soak seed 325: a quiet channel's screen stayed empty).
-        for view in views(of: channelURL) where !view.isFresh {
-            view.clearSucceeded(viewpoint: view.reachedNewest ? .max : nil)
-            if view.viewpoint == .max { view.newestKnownAtOpen = .min }
-        }
+        // As after a clear (`MessageView.historyDropped`): a view left at `.max` knew nothing
+        // of the channel, and one whose fetch is out proves the channel live when the fetch
+        // ends (`fetchEnded`), since the request that dropped the history proved nothing for
+        // a view that was not fresh then (soak seed 325: a quiet channel's screen stayed
+        // empty). A fresh view holds nothing, and keeps what it knew when it opened.
+        for view in views(of: channelURL) where !view.isFresh { view.historyDropped() }
     }
 }

@@ -167,17 +167,8 @@ actor SyncEngine {
         channels.removeAll()
         historyDrops.droppedEverything()
         channelLists.changeLogsAreDue()
-        // As when a change-log token is refused: a view that showed the newest messages
-        // stands at them again (it gets the newest page once the channel is proven live,
-        // and follows it); one in history keeps its viewpoint and fills again as it fetches.
-        for view in views.values {
-            view.clearSucceeded(viewpoint: view.reachedNewest ? .max : nil)
-            guard view.viewpoint == .max else { continue }
-            // Nothing of the channel was known to it: it shows the newest page, whatever
-            // the cache learns before the channel is proven live (`.min`, which
-            // `followNewest` keeps, where `nil` would be replaced; see `isEmptiedByHistoryDrop`).
-            view.newestKnownAtOpen = .min
-        }
+        // As when a change-log token is refused (see `MessageView.historyDropped`).
+        for view in views.values { view.historyDropped() }
         for view in channelLists.viewsInOrder { view.clear() }
         // Online, their channels are proven live now: in a quiet channel nothing else would
         // (no next message), and the emptied screen would wait for a reconnect. A view whose
