@@ -1,4 +1,5 @@
 import ChatSyncTesting
+import Clocks
 import Testing
 
 @testable import ChatSync
@@ -62,5 +63,75 @@ private actor OlderPageHeld: ForwardingChatService {
             await withCheckedContinuation { held = $0 }
         }
         return try await base.fetchMessages(query)
+    }
+}
+
+/// The same refusal met by an app's fetch of a view in history, after the reconnect sync
+/// passed the channel with its change logs unanswered (its retry waits on the clock): the
+/// fetch ends not fresh, so it proves nothing, and a view at the newest messages that was
+/// not fetching stands there empty. Before, it stayed empty until the retry, or, once
+/// the chain ran out, the next message or reconnect (a reviewer's medium finding).
+@Suite("A refused token met by a fetch in history", .capturingLogs)
+struct RefusedTokenMetInHistoryTests {
+    @Test func aViewAtTheNewestMessagesShowsThemWithoutWaitingForTheRetry() async throws {
+        let clock = TestClock()
+        let (harness, logs) = try await Harness.makeWrapped(history: 30, configure: { $0.clock = clock }) {
+            ChangeLogsFailingOnce(base: $0)
+        }
+        let server = harness.server
+        await harness.online()
+        let live = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 5)
+        let liveEvents = EventRecorder()
+        await live.setHandler(liveEvents)
+        _ = try await live.fetchSucceededMessages(.previous)
+        let history = try await harness.manager.messageCollection(
+            channelURL: Harness.channel, viewpoint: (await server.messages(in: Harness.channel))[10].createdAt, limit: 5)
+        _ = try await history.fetchSucceededMessages(.next)
+        await harness.settle()
+
+        // Away while the tokens expire; back, the reconnect's change-log request fails.
+        await server.setOnline(false, for: "alice")
+        await harness.settle()
+        await server.expireMessageChangeLogTokens()
+        await logs.failNext()
+        await server.setOnline(true, for: "alice")
+        try #require(await eventually { await logs.failed == 1 }, "the reconnect sync's change logs were not answered")
+        try #require(await eventually { await harness.manager.engine.backgroundTaskCount == 1 }, "only its retry waits")
+
+        // The app fetches in history: the refusal drops the channel's history.
+        _ = try await history.fetchSucceededMessages(.next)
+        #expect(await harness.manager.engine.historyResetCount == 1)
+        let newest = await server.messages(in: Harness.channel).suffix(5).map(\.messageId)
+        #expect(
+            await eventually { await live.succeededMessages.map(\.messageId) == newest },
+            "the view at the newest messages shows them again, the clock not advanced")
+
+        await clock.run()
+        await harness.settle()
+        try await server.post(.text("after the reset"), from: "bob", to: Harness.channel)
+        await harness.settle()
+        #expect(await live.succeededMessages.last?.text == "after the reset", "it follows the channel")
+        await checkInvariants(live, liveEvents)
+        await harness.manager.close()
+    }
+}
+
+/// Fails the next change-log request of a channel with a transient error, once armed.
+private actor ChangeLogsFailingOnce: ForwardingChatService {
+    let base: any ChatService
+    private var failsNext = false
+    private(set) var failed = 0
+
+    init(base: any ChatService) { self.base = base }
+
+    func failNext() { failsNext = true }
+
+    func messageChangeLogs(channelURL: String, token: String?, limit: Int) async throws -> MessageChangeLogs {
+        if failsNext {
+            failsNext = false
+            failed += 1
+            throw ChatServiceError.transient(.server, "busy")
+        }
+        return try await base.messageChangeLogs(channelURL: channelURL, token: token, limit: limit)
     }
 }

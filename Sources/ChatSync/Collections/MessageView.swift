@@ -47,8 +47,8 @@ final class MessageView {
 
     /// The channel's cached history was dropped under this view (`clearCache()`, or a
     /// refused change-log token) and left it at `.max`, marked by `newestKnownAtOpen = .min`
-    /// (nothing known), and it has not shown the newest page since: its channel is proven
-    /// live for it, at once or when its fetch ends (see `SyncEngine.fetchEnded`).
+    /// (nothing known), and it has not shown the newest page since. While it is fresh, its
+    /// channel is proven live for it, at once or when its fetch ends (see `SyncEngine.fetchEnded`).
     var isEmptiedByHistoryDrop: Bool { newestKnownAtOpen == .min }
 
     /// Set while the completion of this view's newest page is owed (see

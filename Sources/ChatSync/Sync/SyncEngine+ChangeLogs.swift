@@ -100,5 +100,10 @@ extension SyncEngine {
         // a view that was not fresh then (soak seed 325: a quiet channel's screen stayed
         // empty). A fresh view holds nothing, and keeps what it knew when it opened.
         for view in views(of: channelURL) where !view.isFresh { view.historyDropped() }
+        // Views fresh now are proven live at once, as `clearCache()` does: the request that
+        // met the refusal may be an app's fetch in history, which proves nothing for them,
+        // and the sync's retry may be a backoff away, or run out (a reviewer's finding).
+        // Inside a catch-up of the channel this starts nothing: that catch-up goes on.
+        if views(of: channelURL).contains(where: \.isFresh) { startCatchUp(channelURL) }
     }
 }
