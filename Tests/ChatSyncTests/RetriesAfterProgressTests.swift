@@ -60,6 +60,84 @@ struct RetriesAfterProgressTests {
         await checkInvariants(view, events)
     }
 
+    /// Forty messages cached and shown; while the connection is away, bob deletes thirty
+    /// and edits ten of them: the reconnect reads the change logs two at a time, twenty
+    /// pages, and every other request is lost. Each pass applies one page before it loses
+    /// the next; before, that was no progress, so the chain gave up after nine pages and
+    /// the view kept showing messages deleted long ago (the last note named it).
+    @Test func aReconnectAppliesManyPagesOfChangeLogsOverALinkThatLosesEveryOtherRequest() async throws {
+        let (harness, link) = try await Harness.makeWrapped(
+            history: 40, configure: { $0.syncBatchSize = 2 }, wrapper: { EveryOtherRequestLost(base: $0, losing: .changeLogs) })
+        let server = harness.server
+        await harness.online()
+        let view = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 40)
+        let events = EventRecorder()
+        await view.setHandler(events)
+        _ = try await view.fetchSucceededMessages(.previous)
+        await harness.settle()
+        #expect(await view.succeededMessages.count == 40)
+        await server.setOnline(false, for: "alice")
+        await harness.settle()
+        let history = await server.messages(in: Harness.channel)
+        for message in history.prefix(30) { try await server.delete(messageId: message.messageId, channelURL: Harness.channel) }
+        for message in history.suffix(10) {
+            _ = try await server.update(messageId: message.messageId, channelURL: Harness.channel, text: "edited \(message.text)")
+        }
+        await link.startLosing()
+
+        await server.setOnline(true, for: "alice")
+        await harness.settle()
+
+        #expect(await link.lost > SyncEngine.syncRetryLimit, "more losses in all than one chain of retries allows in a row")
+        let truth = await server.messages(in: Harness.channel)
+        #expect(await view.succeededMessages.map(\.messageId) == truth.map(\.messageId), "every deletion reached the view")
+        #expect(await view.succeededMessages.map(\.text) == truth.map(\.text), "every edit reached the view")
+        #expect(await !harness.manager.engine.syncRetriesRanOut)
+        await checkInvariants(view, events)
+    }
+
+    /// A view at the newest messages while the connection is away, sixty messages posted
+    /// meanwhile; back, every request for newer messages is lost, so the reconnect's chain
+    /// runs out with the view behind. Then a new screen at the newest messages fetches its
+    /// page: the channel goes live, and the first view, loose in a live channel, is caught
+    /// up three at a time while every other request is lost. Before, a live channel's views
+    /// counted for nothing (so that a busy channel's real-time messages would not keep
+    /// retries going), and the chain gave up after nine of the twenty pages (a reviewer's
+    /// low finding of the last session).
+    @Test func aLooseViewOfALiveChannelIsCaughtUpOverALinkThatLosesEveryOtherRequest() async throws {
+        let (harness, link) = try await Harness.makeWrapped(
+            history: 10, configure: { $0.syncBatchSize = 3 }, wrapper: { EveryOtherRequestLost(base: $0, losing: .newerPages) })
+        let server = harness.server
+        let engine = harness.manager.engine
+        await harness.online()
+        let behind = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 10)
+        let events = EventRecorder()
+        await behind.setHandler(events)
+        _ = try await behind.fetchSucceededMessages(.previous)
+        await server.setOnline(false, for: "alice")
+        await harness.settle()
+        for index in 0..<60 { try await server.post(.text("away \(index)"), from: "bob", to: Harness.channel) }
+        await link.loseAll()
+        await server.setOnline(true, for: "alice")
+        await harness.settle()
+        try #require(await engine.syncRetriesRanOut, "the reconnect's chain ran out")
+        let fresh = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 5)
+        await harness.settle()
+        try #require(await !engine.isLive(Harness.channel))
+
+        let lostBefore = await link.lost
+        await link.startLosing()
+        _ = try await fresh.fetchSucceededMessages(.previous)
+        try #require(await engine.isLive(Harness.channel), "the new screen's page proved the channel live")
+        await harness.settle()
+
+        #expect(await link.lost - lostBefore > SyncEngine.syncRetryLimit, "more losses since than one chain allows in a row")
+        #expect(await behind.succeededMessages.last?.text == "away 59", "the view behind was caught up")
+        #expect(await engine.isFollowingLive(viewId: behind.id))
+        #expect(await !engine.syncRetriesRanOut)
+        await checkInvariants(behind, events)
+    }
+
     /// Real-time messages extend a live channel's cached range: that is no progress of the
     /// reconnect sync, or a busy channel would start the count of another channel's
     /// failing retries over with every message, and they would go on for ever (a
@@ -90,11 +168,14 @@ private actor EveryOtherRequestLost: ForwardingChatService {
         case olderPages
         /// Newer than a place: a catch-up going forward.
         case newerPages
+        /// A channel's change logs since a token.
+        case changeLogs
     }
 
     let base: any ChatService
     private let losing: Pages
     private var isLosing: Bool
+    private var losesAll = false
     private var asked = 0
     private(set) var lost = 0
 
@@ -104,21 +185,40 @@ private actor EveryOtherRequestLost: ForwardingChatService {
         isLosing = losing == .olderPages
     }
 
-    func startLosing() { isLosing = true }
+    func startLosing() {
+        isLosing = true
+        losesAll = false
+    }
+
+    /// Loses every request of the kind, until ``startLosing()``.
+    func loseAll() { losesAll = true }
 
     func fetchMessages(_ query: MessageQuery) async throws -> MessagePage {
         let matches =
             switch losing {
             case .olderPages: query.timestamp != .max && query.prevLimit > 0
             case .newerPages: query.timestamp != .max && query.prevLimit == 0 && query.nextLimit > 0
+            case .changeLogs: false
             }
-        if isLosing, matches {
-            asked += 1
-            if asked.isMultiple(of: 2) {
-                lost += 1
-                throw ChatServiceError.transient(.network, "lost by the test")
-            }
-        }
+        if matches { try loseEveryOther() }
         return try await base.fetchMessages(query)
+    }
+
+    func messageChangeLogs(channelURL: String, token: String?, limit: Int) async throws -> MessageChangeLogs {
+        if losing == .changeLogs, token != nil { try loseEveryOther() }
+        return try await base.messageChangeLogs(channelURL: channelURL, token: token, limit: limit)
+    }
+
+    private func loseEveryOther() throws {
+        if losesAll {
+            lost += 1
+            throw ChatServiceError.transient(.network, "lost by the test")
+        }
+        guard isLosing else { return }
+        asked += 1
+        if asked.isMultiple(of: 2) {
+            lost += 1
+            throw ChatServiceError.transient(.network, "lost by the test")
+        }
     }
 }

@@ -65,6 +65,7 @@ extension SyncEngine {
             try ChatStore.setSyncToken(logs.token, scope: ChatStore.messageTokenScope(channelURL), in: db)
             return held
         }
+        changeLogPagesApplied += 1
         noteCacheWrites(refreshed.count)
         noteDeleted(channelURL: channelURL, messageIds: logs.deletedMessageIds)
         for view in views(of: channelURL) { view.remove(messageIds: Set(logs.deletedMessageIds)) }

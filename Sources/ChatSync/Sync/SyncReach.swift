@@ -1,25 +1,33 @@
 /// How far the reconnect sync of one connection has got: the channels whose change logs
-/// were applied, the channels proven live, and where each view at the newest messages of
-/// a channel not yet live reaches in the cache. A pass of the sync during which any of
-/// these moved forward made progress, even when it ended incomplete (see
-/// `SyncEngine.runSyncPass`).
+/// were applied, how many pages of change logs were, the channels proven live, and where
+/// each view at the newest messages that does not follow the live edge reaches in the
+/// cache. A pass
+/// of the sync during which any of these moved forward made progress, even when it ended
+/// incomplete (see `SyncEngine.runSyncPass`).
 ///
 /// Only forward moves count, and each takes a stored answer: a channel is applied and
 /// proven live once until its history is dropped (a clear, a refused token, its removal,
-/// an eviction: each comes from outside the sync), and a view of a channel not live yet
-/// reaches forward only as the sync stores pages (real-time messages extend only live
-/// channels, which are left out for that reason: a busy channel must not keep another
-/// channel's failing retries going). So a service that answers without moving the sync
-/// on cannot keep its retries going.
+/// an eviction: each comes from outside the sync); a page of change logs moves a stored
+/// token on, and a channel's logs are read until applied whole once per connection, so
+/// a busy channel does not add pages for ever; and a view that does not follow the live
+/// edge reaches forward only as the sync stores pages (real-time messages extend only the
+/// live range, whose views are left out for that reason: a busy channel must not keep
+/// another channel's failing retries going; a loose view of a live channel counts, a
+/// reviewer's finding). So a service that answers without moving the sync on cannot keep
+/// its retries going.
 struct SyncReach {
     var changeLogsApplied: Set<String> = []
+    /// Pages of change logs applied since the manager opened (``SyncEngine/changeLogPagesApplied``).
+    var changeLogPages = 0
     var live: Set<String> = []
-    /// By view id, for channels not live: the end of the cached range holding the view's newest edge.
+    /// By view id, for views at the newest messages not following the live edge: the end
+    /// of the cached range holding the view's newest edge.
     var viewReach: [Int: MessageKey] = [:]
 
     /// Whether `later` got further than this anywhere.
     func isPassed(by later: SyncReach) -> Bool {
-        !later.changeLogsApplied.isSubset(of: changeLogsApplied) || !later.live.isSubset(of: live)
+        !later.changeLogsApplied.isSubset(of: changeLogsApplied) || later.changeLogPages > changeLogPages
+            || !later.live.isSubset(of: live)
             || later.viewReach.contains { id, reach in viewReach[id].map { reach > $0 } ?? false }
     }
 }
@@ -27,12 +35,15 @@ struct SyncReach {
 extension SyncEngine {
     /// The reconnect sync's reach now, in the current connection.
     func syncReach() -> SyncReach {
-        var reach = SyncReach()
+        var reach = SyncReach(changeLogPages: changeLogPagesApplied)
         for (channelURL, state) in channels {
             if state.changeLogsEpoch == epoch { reach.changeLogsApplied.insert(channelURL) }
             if state.liveEdge != nil { reach.live.insert(channelURL) }
         }
-        for view in views.values where view.reachedNewest && channels[view.channelURL]?.liveEdge == nil {
+        // Views that follow the live edge are left out: real-time messages extend their
+        // range without the sync. A loose one, of a live channel too, reaches further only
+        // as the sync stores pages (its range is not the live one; once it joins, it follows).
+        for view in views.values where view.reachedNewest && (try? isFollowingLive(view)) == false {
             let edge = view.upperBound ?? view.viewpointKey
             if let chunk = (try? chunks(of: view.channelURL))?.first(where: { $0.contains(edge) }) { reach.viewReach[view.id] = chunk.end }
         }
