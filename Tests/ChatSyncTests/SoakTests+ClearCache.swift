@@ -121,7 +121,8 @@ extension SoakTests {
             let view = await engine.describeView(collection.id)
             // Not proven live, or the newest page not completed: allowed only once their
             // retries ran out on this connection since the watch began (Guarantees: at most
-            // eight in a row without progress), which takes faults (a fifth of the requests
+            // eight in a row without progress), leaving this channel unproven (or this view's
+            // page owed), which takes faults (a fifth of the requests
             // failed, a fifth of the answers lost) or an outage (the relaunch paths' faults:
             // every request lost or failed, or half of them lost) since then.
             let live = await engine.isLive(subject.channelURL)
@@ -129,7 +130,7 @@ extension SoakTests {
             if !live || owed {
                 let watch = state.atNewest[key]!
                 let unreliable = watch.sawFaults || state.outages > watch.outagesBefore
-                let chainRanOut = await engine.syncRetriesRanOut
+                let chainRanOut = await engine.syncRetriesRanOut(leaving: subject.channelURL)
                 let chainsRunOut = await engine.syncRetryChainsRunOut
                 let pageRanOut = await engine.owedNewestPageRanOut(viewId: collection.id)
                 let ranOut = live ? pageRanOut : chainRanOut && chainsRunOut > watch.chainsRunOutBefore

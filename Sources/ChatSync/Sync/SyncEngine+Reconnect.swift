@@ -84,7 +84,10 @@ extension SyncEngine {
     /// deletions, a channel never live again) until the next connection change. One
     /// connection has one such chain (``SyncPassSchedule``).
     func scheduleSyncRetry(attempt: Int, epoch epochAtFailure: Int) {
-        if attempt >= Self.syncRetryLimit, epoch == epochAtFailure { syncPasses.noteGaveUp(epoch: epochAtFailure) }
+        if attempt >= Self.syncRetryLimit, epoch == epochAtFailure {
+            let unproven = Set(views.values.map(\.channelURL)).filter { channels[$0]?.liveEdge == nil }
+            syncPasses.noteGaveUp(epoch: epochAtFailure, leftUnproven: unproven)
+        }
         guard isOnline, !isClosed, epoch == epochAtFailure, attempt < Self.syncRetryLimit,
             let ticket = syncPasses.requestRetry(epoch: epochAtFailure, attempt: attempt)
         else { return }

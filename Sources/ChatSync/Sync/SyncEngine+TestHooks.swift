@@ -58,6 +58,10 @@ extension SyncEngine {
 
     /// Whether the current connection's chain of sync retries ran out (see ``SyncPassSchedule``).
     var syncRetriesRanOut: Bool { syncPasses.gaveUp && syncPasses.epoch == epoch }
+    /// Whether that chain ran out with `channelURL` not proven live.
+    func syncRetriesRanOut(leaving channelURL: String) -> Bool {
+        syncRetriesRanOut && syncPasses.leftUnproven.contains(channelURL)
+    }
     /// How many chains of sync retries ran out since the manager opened.
     var syncRetryChainsRunOut: Int { syncPasses.gaveUpCount }
     /// Whether the owed newest page of the view with `id` ran through its retries on this connection.

@@ -28,6 +28,8 @@ struct SyncPassSchedule {
     /// ``gaveUpCount`` (chains run out since the manager opened), only tests read it.
     private(set) var gaveUp = false
     private(set) var gaveUpCount = 0
+    /// The channels with views that were not proven live when the chain ran out.
+    private(set) var leftUnproven: Set<String> = []
 
     /// A pass of connection `connected` (after `attempt` retries) wants to run: answers
     /// whether it may, or leaves it to the running pass's end (which then asks for the
@@ -61,6 +63,7 @@ struct SyncPassSchedule {
     mutating func requestRetry(epoch connected: Int, attempt: Int) -> Int? {
         enter(connected)
         gaveUp = false
+        leftUnproven = []
         if isRunning {
             ask(&askedWhileRunning, attempt)
             return nil
@@ -83,10 +86,11 @@ struct SyncPassSchedule {
     }
 
     /// The chain of connection `connected` ran out: its last retry allowed ended incomplete.
-    mutating func noteGaveUp(epoch connected: Int) {
+    mutating func noteGaveUp(epoch connected: Int, leftUnproven unproven: Set<String>) {
         enter(connected)
         gaveUp = true
         gaveUpCount += 1
+        leftUnproven = unproven
     }
 
     private func ask(_ lowest: inout Int?, _ attempt: Int) { lowest = min(lowest ?? attempt, attempt) }
@@ -100,5 +104,6 @@ struct SyncPassSchedule {
         askedWhileWaiting = nil
         waitingTicket = nil
         gaveUp = false
+        leftUnproven = []
     }
 }
