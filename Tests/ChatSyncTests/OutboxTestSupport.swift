@@ -169,9 +169,9 @@ extension SyncManagerOptions {
 extension Harness {
     /// Brings alice online and opens a collection, with its recorder, at the channel's
     /// newest messages: the channel is live, so an answer that comes before its echo waits for it.
-    func collectionAtTheNewestMessages() async throws -> (MessageCollection, EventRecorder) {
+    func collectionAtTheNewestMessages(limit: Int = 50) async throws -> (MessageCollection, EventRecorder) {
         await online()
-        let collection = try await manager.messageCollection(channelURL: Harness.channel)
+        let collection = try await manager.messageCollection(channelURL: Harness.channel, limit: limit)
         let recorder = EventRecorder()
         await collection.setHandler(recorder)
         _ = try await collection.fetchSucceededMessages(.previous)

@@ -15,11 +15,7 @@ struct RefusedTokenWhileFetchingTests {
         let (harness, older) = try await Harness.makeWrapped(
             history: 30, configure: { $0.syncBatchSize = 5 }, wrapper: { OlderPageHeld(base: $0) })
         let (server, engine) = (harness.server, harness.manager.engine)
-        await harness.online()
-        let view = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 5)
-        let events = EventRecorder()
-        await view.setHandler(events)
-        _ = try await view.fetchSucceededMessages(.previous)
+        let (view, events) = try await harness.collectionAtTheNewestMessages(limit: 5)
         await harness.settle()
         await older.holdNext()
         let fetch = Task { try await view.fetchSucceededMessages(.previous) }
@@ -79,11 +75,7 @@ struct RefusedTokenMetInHistoryTests {
             ChangeLogsFailingOnce(base: $0)
         }
         let server = harness.server
-        await harness.online()
-        let live = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 5)
-        let liveEvents = EventRecorder()
-        await live.setHandler(liveEvents)
-        _ = try await live.fetchSucceededMessages(.previous)
+        let (live, liveEvents) = try await harness.collectionAtTheNewestMessages(limit: 5)
         let history = try await harness.manager.messageCollection(
             channelURL: Harness.channel, viewpoint: (await server.messages(in: Harness.channel))[10].createdAt, limit: 5)
         _ = try await history.fetchSucceededMessages(.next)

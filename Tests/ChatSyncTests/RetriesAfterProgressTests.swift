@@ -41,11 +41,7 @@ struct RetriesAfterProgressTests {
         let (harness, link) = try await Harness.makeWrapped(
             history: 10, configure: { $0.syncBatchSize = 3 }, wrapper: { EveryOtherRequestLost(base: $0, losing: .newerPages) })
         let server = harness.server
-        await harness.online()
-        let view = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 10)
-        let events = EventRecorder()
-        await view.setHandler(events)
-        _ = try await view.fetchSucceededMessages(.previous)
+        let (view, events) = try await harness.collectionAtTheNewestMessages(limit: 10)
         await server.setOnline(false, for: "alice")
         await harness.settle()
         for index in 0..<40 { try await server.post(.text("away \(index)"), from: "bob", to: Harness.channel) }
@@ -69,11 +65,7 @@ struct RetriesAfterProgressTests {
         let (harness, link) = try await Harness.makeWrapped(
             history: 40, configure: { $0.syncBatchSize = 2 }, wrapper: { EveryOtherRequestLost(base: $0, losing: .changeLogs) })
         let server = harness.server
-        await harness.online()
-        let view = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 40)
-        let events = EventRecorder()
-        await view.setHandler(events)
-        _ = try await view.fetchSucceededMessages(.previous)
+        let (view, events) = try await harness.collectionAtTheNewestMessages(limit: 40)
         await harness.settle()
         #expect(await view.succeededMessages.count == 40)
         await server.setOnline(false, for: "alice")
@@ -109,11 +101,7 @@ struct RetriesAfterProgressTests {
             history: 10, configure: { $0.syncBatchSize = 3 }, wrapper: { EveryOtherRequestLost(base: $0, losing: .newerPages) })
         let server = harness.server
         let engine = harness.manager.engine
-        await harness.online()
-        let behind = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 10)
-        let events = EventRecorder()
-        await behind.setHandler(events)
-        _ = try await behind.fetchSucceededMessages(.previous)
+        let (behind, events) = try await harness.collectionAtTheNewestMessages(limit: 10)
         await server.setOnline(false, for: "alice")
         await harness.settle()
         for index in 0..<60 { try await server.post(.text("away \(index)"), from: "bob", to: Harness.channel) }
