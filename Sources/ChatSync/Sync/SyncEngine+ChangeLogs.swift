@@ -35,7 +35,14 @@ extension SyncEngine {
                     return try await applyChangeLogsIfDue(channelURL)  // without a token now: asks for a first one
                 }
                 guard let logs, !isClosed else { return false }
+                // More behind a token that did not move would be asked for again for ever:
+                // malformed, and unanswered for this pass (its retries are bounded).
+                if logs.hasMore, logs.token == since {
+                    logger.warning("the change logs of \(channelURL) say more follow but keep their token: taken as unanswered")
+                    return false
+                }
                 try applyChangeLogs(logs, channelURL: channelURL)
+                if logs.token != since { changeLogPagesApplied += 1 }
                 token = logs.hasMore ? logs.token : nil
             }
         }
@@ -65,7 +72,6 @@ extension SyncEngine {
             try ChatStore.setSyncToken(logs.token, scope: ChatStore.messageTokenScope(channelURL), in: db)
             return held
         }
-        changeLogPagesApplied += 1
         noteCacheWrites(refreshed.count)
         noteDeleted(channelURL: channelURL, messageIds: logs.deletedMessageIds)
         for view in views(of: channelURL) { view.remove(messageIds: Set(logs.deletedMessageIds)) }
@@ -101,10 +107,5 @@ extension SyncEngine {
         // a view that was not fresh then (soak seed 325: a quiet channel's screen stayed
         // empty). A fresh view holds nothing, and keeps what it knew when it opened.
         for view in views(of: channelURL) where !view.isFresh { view.historyDropped() }
-        // Views fresh now are proven live at once, as `clearCache()` does: the request that
-        // met the refusal may be an app's fetch in history, which proves nothing for them,
-        // and the sync's retry may be a backoff away, or run out (a reviewer's finding).
-        // Inside a catch-up of the channel this starts nothing: that catch-up goes on.
-        if views(of: channelURL).contains(where: \.isFresh) { startCatchUp(channelURL) }
     }
 }

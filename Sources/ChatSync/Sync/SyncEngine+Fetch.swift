@@ -96,7 +96,22 @@ extension SyncEngine {
     private func applyChangeLogsBeforeServing(_ view: MessageView) async throws {
         guard canReachService, channels[view.channelURL]?.changeLogsEpoch != epoch else { return }
         let epochAtStart = epoch
-        if try await !applyChangeLogsIfDue(view.channelURL) { scheduleSyncRetry(attempt: 0, epoch: epochAtStart) }
+        if try await !applyChangeLogsForFetch(view.channelURL) { scheduleSyncRetry(attempt: 0, epoch: epochAtStart) }
+    }
+
+    /// Applies the channel's change logs for an app's fetch. When they met a refused token
+    /// (`forgetCachedHistory`), views at the newest messages stand there
+    /// again, fresh, and this fetch proves nothing for them (it may be of a view in
+    /// history): the channel's catch-up starts now, as after `clearCache()`, rather than
+    /// at the sync's retry, a backoff away or run out (a reviewer's finding). The sync's
+    /// own passes and catch-ups go on to prove the channel live themselves.
+    private func applyChangeLogsForFetch(_ channelURL: String) async throws -> Bool {
+        let dropped = historyDrops.mark(channelURL)
+        let applied = try await applyChangeLogsIfDue(channelURL)
+        if !isClosed, historyDrops.mark(channelURL) != dropped, views(of: channelURL).contains(where: \.isFresh) {
+            startCatchUp(channelURL)
+        }
+        return applied
     }
 
     /// How reading one chunk of the cache ended.
@@ -251,7 +266,7 @@ extension SyncEngine {
     /// transaction. Answers `false` when the service could not be reached.
     func syncStep(for view: MessageView, direction: Direction, cover: Chunk?, anchor: MessageKey) async throws -> Bool {
         let channelURL = view.channelURL
-        guard try await applyChangeLogsIfDue(channelURL) else { return false }
+        guard try await applyChangeLogsForFetch(channelURL) else { return false }
         let batch = options.syncBatchSize
         let query: MessageQuery
         if let cover {

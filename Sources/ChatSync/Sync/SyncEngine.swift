@@ -67,8 +67,8 @@ actor SyncEngine {
     var historyResetCount = 0
     /// When each channel's cached history was last dropped: a page asked before that is not stored.
     var historyDrops = HistoryDrops()
-    /// Pages of message change logs applied since the manager opened: each moved a stored
-    /// token on, so a pass of the reconnect sync that applied one got further (``SyncReach``).
+    /// Pages of message change logs applied since the manager opened whose token moved on:
+    /// a pass of the reconnect sync that applied one got further (``SyncReach``).
     var changeLogPagesApplied = 0
     /// Each channel's requests in flight (only channels with one).
     var inFlight: [String: RequestsInFlight] = [:]
