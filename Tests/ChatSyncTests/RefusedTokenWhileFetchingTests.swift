@@ -72,7 +72,7 @@ struct RefusedTokenMetInHistoryTests {
     @Test func aViewAtTheNewestMessagesShowsThemWithoutWaitingForTheRetry() async throws {
         let clock = TestClock()
         let (harness, logs) = try await Harness.makeWrapped(history: 30, configure: { $0.clock = clock }) {
-            ChangeLogsFailingOnce(base: $0)
+            SteeredChangeLogs(base: $0)
         }
         let server = harness.server
         let (live, liveEvents) = try await harness.collectionAtTheNewestMessages(limit: 5)
@@ -105,25 +105,5 @@ struct RefusedTokenMetInHistoryTests {
         #expect(await live.succeededMessages.last?.text == "after the reset", "it follows the channel")
         await checkInvariants(live, liveEvents)
         await harness.manager.close()
-    }
-}
-
-/// Fails the next change-log request of a channel with a transient error, once armed.
-private actor ChangeLogsFailingOnce: ForwardingChatService {
-    let base: any ChatService
-    private var failsNext = false
-    private(set) var failed = 0
-
-    init(base: any ChatService) { self.base = base }
-
-    func failNext() { failsNext = true }
-
-    func messageChangeLogs(channelURL: String, token: String?, limit: Int) async throws -> MessageChangeLogs {
-        if failsNext {
-            failsNext = false
-            failed += 1
-            throw ChatServiceError.transient(.server, "busy")
-        }
-        return try await base.messageChangeLogs(channelURL: channelURL, token: token, limit: limit)
     }
 }

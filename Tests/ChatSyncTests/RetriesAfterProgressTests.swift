@@ -130,7 +130,7 @@ struct RetriesAfterProgressTests {
     /// asked for again for ever, within one pass, and each page would count as progress:
     /// taken as unanswered, they end the chain of retries (a reviewer's finding).
     @Test func changeLogsThatSayMoreFollowButKeepTheirTokenEndTheChain() async throws {
-        let (harness, stuck) = try await Harness.makeWrapped(history: 5) { StuckChangeLogs(base: $0) }
+        let (harness, stuck) = try await Harness.makeWrapped(history: 5) { SteeredChangeLogs(base: $0) }
         let server = harness.server
         let (view, events) = try await harness.collectionAtTheNewestMessages(limit: 5)
         await server.setOnline(false, for: "alice")
@@ -141,7 +141,7 @@ struct RetriesAfterProgressTests {
         await harness.settle()
 
         #expect(await harness.manager.engine.syncRetriesRanOut, "the chain ran out")
-        #expect(await stuck.answered == 1 + SyncEngine.syncRetryLimit, "one request per pass")
+        #expect(await stuck.answeredStuck == 1 + SyncEngine.syncRetryLimit, "one request per pass")
         #expect(await view.succeededMessages.count == 5, "the cache still serves what it held")
         await checkInvariants(view, events)
     }
@@ -228,23 +228,5 @@ private actor EveryOtherRequestLost: ForwardingChatService {
             lost += 1
             throw ChatServiceError.transient(.network, "lost by the test")
         }
-    }
-}
-
-/// Once stuck, answers every change-log request since a token with no changes, the same
-/// token and more to follow.
-private actor StuckChangeLogs: ForwardingChatService {
-    let base: any ChatService
-    private var isStuck = false
-    private(set) var answered = 0
-
-    init(base: any ChatService) { self.base = base }
-
-    func stick() { isStuck = true }
-
-    func messageChangeLogs(channelURL: String, token: String?, limit: Int) async throws -> MessageChangeLogs {
-        guard isStuck, let token else { return try await base.messageChangeLogs(channelURL: channelURL, token: token, limit: limit) }
-        answered += 1
-        return MessageChangeLogs(updated: [], deletedMessageIds: [], token: token, hasMore: true)
     }
 }

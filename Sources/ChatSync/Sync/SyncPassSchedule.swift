@@ -28,7 +28,8 @@ struct SyncPassSchedule {
     /// ``gaveUpCount`` (chains run out since the manager opened), only tests read it.
     private(set) var gaveUp = false
     private(set) var gaveUpCount = 0
-    /// The channels with views that were not proven live when the chain ran out.
+    /// The channels with views that were not proven live when the chain ran out (only
+    /// tests read it, as they read ``gaveUp``).
     private(set) var leftUnproven: Set<String> = []
 
     /// A pass of connection `connected` (after `attempt` retries) wants to run: answers

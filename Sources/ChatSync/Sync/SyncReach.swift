@@ -1,9 +1,8 @@
 /// How far the reconnect sync of one connection has got: the channels whose change logs
 /// were applied, how many pages of change logs were, the channels proven live, and where
 /// each view at the newest messages that does not follow the live edge reaches in the
-/// cache. A pass
-/// of the sync during which any of these moved forward made progress, even when it ended
-/// incomplete (see `SyncEngine.runSyncPass`).
+/// cache. A pass of the sync during which any of these moved forward made progress, even
+/// when it ended incomplete (see `SyncEngine.runSyncPass`).
 ///
 /// Only forward moves count, and each takes a stored answer: a channel is applied and
 /// proven live once until its history is dropped (a clear, a refused token, its removal,
