@@ -39,6 +39,8 @@ struct MessageCollectionModelTests {
         var lateAnswers = SeededGenerator(seed: seed &+ 16_000_000)
         // The app clearing the cache, drawn apart too.
         var clears = SeededGenerator(seed: seed &+ 19_000_000)
+        // Returns from away whose catch-up loses every other page, drawn apart too.
+        var lossyReturns = SeededGenerator(seed: seed &+ 21_000_000)
         let capacity = Int.random(in: 0..<4, using: &capacities) == 0 ? nil : 200
         let stepSize = Int.random(in: 1...40, using: &capacities)
         let (harness, late) = try await Harness.makeWrapped(
@@ -50,8 +52,9 @@ struct MessageCollectionModelTests {
                 $0.messageCollectionCapacity = 200
                 $0.logger = Logger(label: "seed-\(seed)")
             },
-            wrapper: { LateMessageAnswers(base: CatchUpHolder(base: $0)) })
+            wrapper: { LateMessageAnswers(base: CatchUpHolder(base: LossyCatchUps(base: $0))) })
         let holder = try #require(late.base as? CatchUpHolder)
+        let losses = try #require(holder.base as? LossyCatchUps)
         // Small steps, so that a trim yields often and the views fetch and move between its steps.
         await harness.manager.engine.setEvictionStepSize(stepSize)
         let server = harness.server
@@ -154,9 +157,11 @@ struct MessageCollectionModelTests {
                 try await Self.tokensExpireWhileAway(harness, online: online, running: running, random: &tokens, log: &log)
                 expiries += 1
             }
+            let lossyReturn = Bool.random(using: &lossyReturns)
             if Int.random(in: 0..<3, using: &paths) == 0 {
                 try await rare.walk(
-                    harness, &subjects, online: online, running: running, random: &paths, log: &log)
+                    harness, &subjects, online: online, running: running, random: &paths, log: &log,
+                    losing: lossyReturn ? losses : nil)
             }
             if online, running, !rare.awaitsGapReports, Int.random(in: 0..<6, using: &reconnects) == 0 {
                 try await Self.catchUpHeldAcrossAReconnect(harness, holder, subjects, &rare, random: &reconnects, log: &log)

@@ -55,6 +55,9 @@ final class MessageView {
     /// ``SyncEngine/completeNewestPage(of:above:)``); a viewpoint reset drops it.
     var owedNewestPage: OwedNewestPage?
 
+    /// What this connection's catch-ups brought the view, kept across their retries.
+    var caughtUp = CaughtUpCount()
+
     /// Directions with a fetch running.
     var fetching: Set<Direction> = []
     /// Bumped by a viewpoint reset, so a fetch that started before it stops delivering.

@@ -92,7 +92,6 @@ extension SyncEngine {
         guard epoch == epochAtStart, isOnline else { return false }
         // Change logs first: views are about to be filled from the cache (Guarantees: Live updates and reconnect).
         guard try await applyChangeLogsIfDue(channelURL) else { return false }
-        var fetched: [Int: Int] = [:]  // by view id
         while isOnline, epoch == epochAtStart {
             let loose = try views(of: channelURL).filter { try $0.reachedNewest && !isFollowingLive($0) }
             guard let view = loose.first else {
@@ -109,9 +108,10 @@ extension SyncEngine {
                 continue
             }
             let edge = chunk.end
+            let fetched = view.caughtUp.messages(epoch: epochAtStart, generation: view.generation)
             let query = MessageQuery(
                 channelURL: channelURL, timestamp: edge.createdAt, anchorMessageId: edge.messageId, prevLimit: 0,
-                nextLimit: min(options.syncBatchSize, max(1, options.hugeGapThreshold + 1 - fetched[view.id, default: 0])),
+                nextLimit: min(options.syncBatchSize, max(1, options.hugeGapThreshold + 1 - fetched)),
                 inclusive: false)
             let asked = historyDrops.mark(channelURL)
             let answer: MessagePage? = try await whileProvingLive(channelURL) {
@@ -135,10 +135,11 @@ extension SyncEngine {
                 // backoff asks later, a bounded number of times.
                 return false
             }
-            fetched[view.id, default: 0] += gained
+            view.caughtUp.add(gained, epoch: epochAtStart, generation: view.generation)
             // More than the threshold missing is a huge gap, whether or not more follow:
             // the requests ask at most threshold + 1, so exactly that many is one too.
-            if fetched[view.id, default: 0] > options.hugeGapThreshold {
+            // Counted over the connection's tries: one cut short does not start it over.
+            if view.caughtUp.messages(epoch: epochAtStart, generation: view.generation) > options.hugeGapThreshold {
                 try reportHugeGap(to: view, andThoseIn: chunk, among: loose)
             }
         }
