@@ -41,6 +41,8 @@ struct MessageCollectionModelTests {
         var clears = SeededGenerator(seed: seed &+ 19_000_000)
         // Returns from away whose catch-up loses every other page, drawn apart too.
         var lossyReturns = SeededGenerator(seed: seed &+ 21_000_000)
+        // Fresh views whose channel is proven live over a flaky link, drawn apart too.
+        var freshProofs = SeededGenerator(seed: seed &+ 22_000_000)
         let capacity = Int.random(in: 0..<4, using: &capacities) == 0 ? nil : 200
         let stepSize = Int.random(in: 1...40, using: &capacities)
         let (harness, late) = try await Harness.makeWrapped(
@@ -170,6 +172,9 @@ struct MessageCollectionModelTests {
                 if try await Self.pageAnsweredBeforeChanges(harness, late, subjects, &rare, random: &lateAnswers, log: &log) {
                     expiries += 1
                 }
+            }
+            if online, running, !rare.awaitsGapReports, Int.random(in: 0..<8, using: &freshProofs) == 0 {
+                try await Self.freshViewsProvenLiveOnAFlakyLink(harness, losses, &subjects, &rare, random: &freshProofs, log: &log)
             }
             if !rare.awaitsGapReports, Int.random(in: 0..<15, using: &clears) == 0 {
                 try await Self.cacheCleared(

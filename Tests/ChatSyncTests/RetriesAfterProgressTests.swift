@@ -168,6 +168,70 @@ struct RetriesAfterProgressTests {
     }
 }
 
+extension RetriesAfterProgressTests {
+    /// A fresh view (opened at the newest messages, never fetched) waits while its channel
+    /// is not proven live; twenty messages arrive meanwhile. The proof pages forward from
+    /// the first of them, one message per request, and every other request is lost.
+    @Test func aFreshViewsChannelIsProvenLiveFromItsArrivalsOverALinkThatLosesEveryOtherRequest() async throws {
+        let (harness, link) = try await Harness.makeWrapped(
+            history: 10, configure: { $0.syncBatchSize = 1 }, wrapper: { EveryOtherRequestLost(base: $0, losing: .newestPages) })
+        let server = harness.server
+        let engine = harness.manager.engine
+        await harness.online()
+        let view = try await harness.manager.messageCollection(channelURL: Harness.channel)
+        let events = EventRecorder()
+        await view.setHandler(events)
+        await harness.settle()
+        await server.setOnline(false, for: "alice")
+        await harness.settle()
+        // Back, but the newest page is never answered: the sync's retries give up, unproven.
+        await link.loseAll()
+        await server.setOnline(true, for: "alice")
+        await harness.settle()
+        #expect(await !engine.isLive(Harness.channel))
+        await link.startLosing(.newerPages)
+
+        try await harness.withEventsQueued {
+            for index in 0..<20 { try await server.post(.text("new \(index)"), from: "bob", to: Harness.channel) }
+        }
+        await harness.settle()
+
+        #expect(await link.lost > SyncEngine.syncRetryLimit, "more losses in all than one chain of retries allows in a row")
+        #expect(await engine.isLive(Harness.channel), "proven live from the first arrival on")
+        #expect(await view.succeededMessages.last?.text == "new 19", "the fresh view shows what came after it opened")
+        await checkInvariants(view, events)
+    }
+
+    /// A view at the newest messages; back from away, the link loses every request for
+    /// newer messages, so the sync's retries give up with the view behind. A message that
+    /// arrives then says the link works: the view's catch-up starts again (before, only a
+    /// fresh view's did, and this screen stayed behind until the next reconnect).
+    @Test func aMessageArrivingAfterTheRetriesGaveUpCatchesALooseViewUp() async throws {
+        let (harness, link) = try await Harness.makeWrapped(
+            history: 10, configure: { $0.syncBatchSize = 3 }, wrapper: { EveryOtherRequestLost(base: $0, losing: .newerPages) })
+        let server = harness.server
+        let engine = harness.manager.engine
+        let (view, events) = try await harness.collectionAtTheNewestMessages(limit: 20)
+        await server.setOnline(false, for: "alice")
+        await harness.settle()
+        for index in 0..<5 { try await server.post(.text("away \(index)"), from: "bob", to: Harness.channel) }
+        await link.loseAll()
+        await server.setOnline(true, for: "alice")
+        await harness.settle()
+        #expect(await link.lost > SyncEngine.syncRetryLimit, "the retries ran out")
+        #expect(await view.succeededMessages.last?.text == "h9", "left behind")
+        #expect(await !engine.isLive(Harness.channel))
+
+        await link.stopLosing()
+        try await server.post(.text("after"), from: "carol", to: Harness.channel)
+        await harness.settle()
+
+        #expect(await view.succeededMessages.suffix(6).map(\.text) == (0..<5).map { "away \($0)" } + ["after"])
+        #expect(await engine.isLive(Harness.channel))
+        await checkInvariants(view, events)
+    }
+}
+
 /// Loses every other request for pages of one kind (a transient error, as a flaky link
 /// gives): the answered ones move the sync on, the lost ones end its try.
 private actor EveryOtherRequestLost: ForwardingChatService {
@@ -178,10 +242,12 @@ private actor EveryOtherRequestLost: ForwardingChatService {
         case newerPages
         /// A channel's change logs since a token.
         case changeLogs
+        /// The newest page: the one that proves a channel live with nothing to start from.
+        case newestPages
     }
 
     let base: any ChatService
-    private let losing: Pages
+    private var losing: Pages
     private var isLosing: Bool
     private var losesAll = false
     private var asked = 0
@@ -201,12 +267,25 @@ private actor EveryOtherRequestLost: ForwardingChatService {
     /// Loses every request of the kind, until ``startLosing()``.
     func loseAll() { losesAll = true }
 
+    /// Loses nothing from now on.
+    func stopLosing() {
+        isLosing = false
+        losesAll = false
+    }
+
+    /// Goes on losing every other request of another kind, and none of the last.
+    func startLosing(_ kind: Pages) {
+        losing = kind
+        startLosing()
+    }
+
     func fetchMessages(_ query: MessageQuery) async throws -> MessagePage {
         let matches =
             switch losing {
             case .olderPages: query.timestamp != .max && query.prevLimit > 0
             case .newerPages: query.timestamp != .max && query.prevLimit == 0 && query.nextLimit > 0
             case .changeLogs: false
+            case .newestPages: query.timestamp == .max
             }
         if matches { try loseEveryOther() }
         return try await base.fetchMessages(query)

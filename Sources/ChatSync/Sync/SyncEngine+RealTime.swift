@@ -29,12 +29,18 @@ extension SyncEngine {
             // Otherwise it is not cached: nothing proves the messages before it are, and
             // a row outside every chunk could not be kept up to date. Syncs will bring it.
             noteNewMessage(received)
-            if channels[channelURL]?.liveEdge == nil, views(of: channelURL).contains(where: \.isFresh) {
-                // The fresh views get this message, and every one after it, once the channel
-                // is proven live from here (see `proveLive`).
-                let since = channels[channelURL]?.freshArrivalsSince
-                channels[channelURL, default: ChannelSyncState()].freshArrivalsSince = min(since ?? received.sortKey, received.sortKey)
-                startCatchUp(channelURL)
+            if channels[channelURL]?.liveEdge == nil {
+                let waiting = views(of: channelURL)
+                if waiting.contains(where: \.isFresh) {
+                    // The fresh views get this message, and every one after it, once the channel
+                    // is proven live from here (see `proveLive`).
+                    let since = channels[channelURL]?.freshArrivalsSince
+                    channels[channelURL, default: ChannelSyncState()].freshArrivalsSince = min(since ?? received.sortKey, received.sortKey)
+                }
+                // Views waiting at the newest messages, fresh or come loose (the sync's
+                // retries may have run out on a flaky link): the message says the link works,
+                // so their catch-up starts again rather than wait for the next reconnect.
+                if waiting.contains(where: { $0.isFresh || $0.reachedNewest }) { startCatchUp(channelURL) }
             }
             let cached = try isInCompleteRange(received.sortKey, in: channelURL)
             for view in views(of: channelURL) where view.filter.matches(received) {

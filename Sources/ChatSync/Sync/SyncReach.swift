@@ -1,5 +1,6 @@
 /// How far the reconnect sync of one connection has got: the channels whose change logs
-/// were applied, how many pages of change logs were, the channels proven live, and where
+/// were applied, how many pages of change logs were, the channels proven live, how far the
+/// proof of each channel paged forward from its fresh views' first arrival, and where
 /// each view at the newest messages that does not follow the live edge reaches in the
 /// cache. A pass of the sync during which any of these moved forward made progress, even
 /// when it ended incomplete (see `SyncEngine.runSyncPass`).
@@ -19,6 +20,10 @@ struct SyncReach {
     /// Pages of change logs applied since the manager opened (``SyncEngine/changeLogPagesApplied``).
     var changeLogPages = 0
     var live: Set<String> = []
+    /// By channel: the messages its proof fetched forward from the first real-time message
+    /// its fresh views wait for (``ChannelSyncState/freshArrivalsFetched``), which only
+    /// stored pages move on.
+    var freshArrivalsFetched: [String: Int] = [:]
     /// By view id, for views at the newest messages not following the live edge: the end
     /// of the cached range holding the view's newest edge.
     var viewReach: [Int: MessageKey] = [:]
@@ -27,6 +32,7 @@ struct SyncReach {
     func isPassed(by later: SyncReach) -> Bool {
         !later.changeLogsApplied.isSubset(of: changeLogsApplied) || later.changeLogPages > changeLogPages
             || !later.live.isSubset(of: live)
+            || later.freshArrivalsFetched.contains { channel, fetched in fetched > freshArrivalsFetched[channel, default: 0] }
             || later.viewReach.contains { id, reach in viewReach[id].map { reach > $0 } ?? false }
     }
 }
@@ -38,6 +44,7 @@ extension SyncEngine {
         for (channelURL, state) in channels {
             if state.changeLogsEpoch == epoch { reach.changeLogsApplied.insert(channelURL) }
             if state.liveEdge != nil { reach.live.insert(channelURL) }
+            if state.freshArrivalsFetched > 0 { reach.freshArrivalsFetched[channelURL] = state.freshArrivalsFetched }
         }
         // Views that follow the live edge are left out: real-time messages extend their
         // range without the sync. A loose one, of a live channel too, reaches further only
