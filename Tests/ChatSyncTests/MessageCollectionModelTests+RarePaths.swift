@@ -81,7 +81,8 @@ struct RarePaths {
             await connectionBack(server)
             // A flaky return: each try of the catch-up gets a page and ends short; the gap
             // counts what every try of this connection brought, not what the last one did.
-            if let losses {
+            // Only when a gap is watched: the steps that wait for its check stay out of the way.
+            if let losses, awaitsGapReports {
                 await losses.arm()
                 armedLosses = losses
             }

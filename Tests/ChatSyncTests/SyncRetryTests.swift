@@ -88,6 +88,42 @@ struct SyncRetryTests {
     }
 }
 
+extension SyncRetryTests {
+    /// A view left behind while every request fails, and others keep posting: a message
+    /// arriving while the retries go on leaves their count alone, so the chain still ends
+    /// after its eight retries (a reviewer found that a catch-up started per message began
+    /// the count again each time, so on a busy channel the chain never ended). Once it has
+    /// ended, the next message starts the view's catch-up again: real time shows the link works.
+    @Test func messagesArrivingWhileTheRetriesGoOnDoNotKeepThemGoing() async throws {
+        let clock = TestClock()
+        let (harness, collection, _) = try await followingView { $0.clock = clock }
+        let server = harness.server
+        let engine = harness.manager.engine
+        await server.setOnline(false, for: "alice")
+        await harness.settle()
+        try await server.post(.text("while away"), from: "bob", to: Harness.channel)
+        await server.setFaults(FaultPlan(failRequestRate: 1))
+        await server.setOnline(true, for: "alice")
+        for (attempt, delay) in [1, 2, 4, 8, 16, 30, 30, 30].enumerated() {
+            #expect(await sleeperRegistered(on: clock), "retry \(attempt + 1) is scheduled")
+            try await server.post(.text("busy \(attempt)"), from: "carol", to: Harness.channel)
+            let delivered = await server.deliveredEventCount(for: "alice")
+            #expect(await eventually { await engine.handledEventCount >= delivered }, "the message was handled")
+            await clock.advance(by: .seconds(delay))
+        }
+        #expect(await eventually { await engine.backgroundTaskCount == 0 }, "the chain ran out after its eight retries")
+        #expect(await engine.syncRetriesRanOut)
+        let requests = await server.requestCount
+        await clock.advance(by: .seconds(600))
+        #expect(await server.requestCount == requests)
+
+        await server.setFaults(FaultPlan())
+        try await server.post(.text("after"), from: "carol", to: Harness.channel)
+        await harness.settle()
+        #expect(await collection.succeededMessages.last?.text == "after", "the next message started the catch-up again")
+    }
+}
+
 /// Every request for a retry of one connection's reconnect sync (its return, fetches
 /// whose change logs went unanswered) joins one chain of retries, and its passes never
 /// overlap. Before, each request started a chain of its own: a return and three fetches

@@ -31,16 +31,21 @@ extension SyncEngine {
             noteNewMessage(received)
             if channels[channelURL]?.liveEdge == nil {
                 let waiting = views(of: channelURL)
-                if waiting.contains(where: \.isFresh) {
+                let hasFreshViews = waiting.contains(where: \.isFresh)
+                if hasFreshViews {
                     // The fresh views get this message, and every one after it, once the channel
                     // is proven live from here (see `proveLive`).
                     let since = channels[channelURL]?.freshArrivalsSince
                     channels[channelURL, default: ChannelSyncState()].freshArrivalsSince = min(since ?? received.sortKey, received.sortKey)
+                    startCatchUp(channelURL)
+                } else if syncRetriesRanOut, waiting.contains(where: \.reachedNewest) {
+                    // Views at the newest messages not caught up when this connection's sync
+                    // retries ran out (a flaky link): the message says the link works, so their
+                    // catch-up starts again rather than wait for the next reconnect. Only then:
+                    // while the chain goes on, its passes catch them up, and a start per message
+                    // would start its count over with each one, so that it never ended (a reviewer's find).
+                    startCatchUp(channelURL)
                 }
-                // Views waiting at the newest messages, fresh or come loose (the sync's
-                // retries may have run out on a flaky link): the message says the link works,
-                // so their catch-up starts again rather than wait for the next reconnect.
-                if waiting.contains(where: { $0.isFresh || $0.reachedNewest }) { startCatchUp(channelURL) }
             }
             let cached = try isInCompleteRange(received.sortKey, in: channelURL)
             for view in views(of: channelURL) where view.filter.matches(received) {

@@ -106,6 +106,9 @@ extension SyncEngine {
         await runSyncPass(attempt: attempt, epoch: epochAtFailure)
     }
 
+    /// Whether the current connection's chain of sync retries ran out (see ``SyncPassSchedule``).
+    var syncRetriesRanOut: Bool { syncPasses.gaveUp && syncPasses.epoch == epoch }
+
     /// How many times one connection retries an incomplete reconnect sync.
     static let syncRetryLimit = 8
 

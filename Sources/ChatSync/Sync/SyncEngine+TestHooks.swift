@@ -56,8 +56,6 @@ extension SyncEngine {
     /// Whether the channel is proven live (its newest cached messages are the service's newest).
     func isLive(_ channelURL: String) -> Bool { channels[channelURL]?.liveEdge != nil }
 
-    /// Whether the current connection's chain of sync retries ran out (see ``SyncPassSchedule``).
-    var syncRetriesRanOut: Bool { syncPasses.gaveUp && syncPasses.epoch == epoch }
     /// Whether that chain ran out with `channelURL` not proven live.
     func syncRetriesRanOut(leaving channelURL: String) -> Bool {
         syncRetriesRanOut && syncPasses.leftUnproven.contains(channelURL)
@@ -118,4 +116,6 @@ extension SyncEngine {
 
     /// Events of the current subscription handled, plus those waiting in the inbox.
     var handledOrQueuedEventCount: Int { connection.handledEventCount + (eventInbox?.waitingCount ?? 0) }
+    /// How many real-time events the engine handled in the current connection.
+    var handledEventCount: Int { connection.handledEventCount }
 }

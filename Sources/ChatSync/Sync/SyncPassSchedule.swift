@@ -24,12 +24,13 @@ struct SyncPassSchedule {
     private var waitingTicket: Int?
     private var tickets = 0
     /// Whether this connection's last chain of retries ran out without completing: nothing
-    /// is retried until a fetch, a catch-up, a resume or a reconnect asks again. With
-    /// ``gaveUpCount`` (chains run out since the manager opened), only tests read it.
+    /// is retried until a fetch, a catch-up, a resume or a reconnect asks again (a real-time
+    /// message restarts the catch-up of views left behind, see `SyncEngine.applyReceived`).
+    /// ``gaveUpCount`` (chains run out since the manager opened) only tests read.
     private(set) var gaveUp = false
     private(set) var gaveUpCount = 0
     /// The channels with views that were not proven live when the chain ran out (only
-    /// tests read it, as they read ``gaveUp``).
+    /// tests read it).
     private(set) var leftUnproven: Set<String> = []
 
     /// A pass of connection `connected` (after `attempt` retries) wants to run: answers
