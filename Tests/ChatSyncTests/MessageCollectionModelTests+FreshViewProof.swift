@@ -15,7 +15,7 @@ extension MessageCollectionModelTests {
     /// message, a view caught up further) must keep the retries going until the channel is
     /// live and the views show the burst (`RarePaths.check`, after the step settles).
     static func freshViewsProvenLiveOnAFlakyLink(
-        _ harness: Harness, _ losses: LossyCatchUps, _ subjects: inout [ModelSubject], _ rare: inout RarePaths,
+        _ harness: Harness, _ losses: EveryOtherRequestLost, _ subjects: inout [ModelSubject], _ rare: inout RarePaths,
         random: inout SeededGenerator, log: inout [String]
     ) async throws {
         let count = Int.random(in: 1...(RarePaths.threshold - 5), using: &random)
@@ -42,15 +42,16 @@ extension MessageCollectionModelTests {
             try await reopenViews()
             for subject in subjects { rare.following[subject.collection.id] = .max }
         }
-        await losses.loseEveryProof()
+        await losses.startLosing(.proofs)
+        await losses.loseAll()
         await rare.connectionBack(harness.server)
         await harness.manager.resumeSync()
         await harness.settle()
-        await losses.arm()
+        await losses.startLosing(.newerPages)
         try await harness.withEventsQueued {
             for index in 0..<count { try await harness.server.post(.text("proof \(index)"), from: "bob", to: Harness.channel) }
         }
         await harness.settle()
-        await losses.disarm()
+        await losses.stopLosing()
     }
 }

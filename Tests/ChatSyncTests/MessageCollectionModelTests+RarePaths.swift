@@ -28,7 +28,7 @@ struct RarePaths {
     /// other steps must not add to what they miss before it.
     var awaitsGapReports: Bool { !gapExpected.isEmpty }
     /// Loses every other catch-up page of the last "away" step's return, until its check.
-    private var armedLosses: LossyCatchUps?
+    private var armedLosses: EveryOtherRequestLost?
 
     /// Before the connection breaks. A fresh view (never followed yet) starts following
     /// once the channel is proven live after the reconnect: what arrived before that and
@@ -60,7 +60,7 @@ struct RarePaths {
 
     mutating func walk(
         _ harness: Harness, _ subjects: inout [ModelSubject], online: Bool, running: Bool,
-        random: inout SeededGenerator, log: inout [String], losing losses: LossyCatchUps? = nil
+        random: inout SeededGenerator, log: inout [String], losing losses: EveryOtherRequestLost? = nil
     ) async throws {
         let server = harness.server
         switch Int.random(in: 0..<4, using: &random) {
@@ -83,7 +83,7 @@ struct RarePaths {
             // counts what every try of this connection brought, not what the last one did.
             // Only when a gap is watched: the steps that wait for its check stay out of the way.
             if let losses, awaitsGapReports {
-                await losses.arm()
+                await losses.startLosing(.newerPages)
                 armedLosses = losses
             }
             await harness.manager.resumeSync()
@@ -161,7 +161,7 @@ struct RarePaths {
     /// Views at the newest edge hold the channel's newest message; gaps are reported
     /// exactly when more than the threshold were missing.
     mutating func check(_ harness: Harness, _ subjects: [ModelSubject], online: Bool, running: Bool, context: String) async throws {
-        await armedLosses?.disarm()
+        await armedLosses?.stopLosing()
         armedLosses = nil
         for (id, expectation) in gapExpected {
             guard let subject = subjects.first(where: { $0.collection.id == id }) else { continue }

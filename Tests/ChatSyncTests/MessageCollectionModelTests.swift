@@ -54,9 +54,9 @@ struct MessageCollectionModelTests {
                 $0.messageCollectionCapacity = 200
                 $0.logger = Logger(label: "seed-\(seed)")
             },
-            wrapper: { LateMessageAnswers(base: CatchUpHolder(base: LossyCatchUps(base: $0))) })
+            wrapper: { LateMessageAnswers(base: CatchUpHolder(base: EveryOtherRequestLost(base: $0, losing: .newerPages))) })
         let holder = try #require(late.base as? CatchUpHolder)
-        let losses = try #require(holder.base as? LossyCatchUps)
+        let losses = try #require(holder.base as? EveryOtherRequestLost)
         // Small steps, so that a trim yields often and the views fetch and move between its steps.
         await harness.manager.engine.setEvictionStepSize(stepSize)
         let server = harness.server

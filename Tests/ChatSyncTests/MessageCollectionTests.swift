@@ -321,13 +321,13 @@ struct MessageCollectionTests {
             configure: {
                 $0.hugeGapThreshold = 100; $0.syncBatchSize = 30
             },
-            wrapper: { LossyCatchUps(base: $0) })
+            wrapper: { EveryOtherRequestLost(base: $0, losing: .newerPages) })
         let (collection, recorder) = try await harness.collectionAtTheNewestMessages()
         let before = await collection.succeededMessages
         await harness.server.setOnline(false, for: "alice")
         await harness.settle()
         for index in 0..<250 { try await harness.server.post(.text("missed \(index)"), from: "bob", to: Harness.channel) }
-        await losses.arm()
+        await losses.startLosing()
         await harness.server.setOnline(true, for: "alice")
         await harness.settle()
         #expect(await losses.lost >= 3, "the catch-up's tries ended short, again and again")

@@ -15,10 +15,12 @@ struct CaughtUpCount {
         self.epoch == epoch && self.generation == generation ? count : 0
     }
 
-    /// A catch-up of connection `epoch` brought `gained` more messages to window `generation`.
-    mutating func add(_ gained: Int, epoch: Int, generation: Int) {
+    /// A catch-up of connection `epoch` brought `gained` more messages to window
+    /// `generation`; answers what that connection's catch-ups brought it in all.
+    mutating func add(_ gained: Int, epoch: Int, generation: Int) -> Int {
         count = messages(epoch: epoch, generation: generation) + gained
         self.epoch = epoch
         self.generation = generation
+        return count
     }
 }

@@ -135,11 +135,10 @@ extension SyncEngine {
                 // backoff asks later, a bounded number of times.
                 return false
             }
-            view.caughtUp.add(gained, epoch: epochAtStart, generation: view.generation)
             // More than the threshold missing is a huge gap, whether or not more follow:
             // the requests ask at most threshold + 1, so exactly that many is one too.
             // Counted over the connection's tries: one cut short does not start it over.
-            if view.caughtUp.messages(epoch: epochAtStart, generation: view.generation) > options.hugeGapThreshold {
+            if view.caughtUp.add(gained, epoch: epochAtStart, generation: view.generation) > options.hugeGapThreshold {
                 try reportHugeGap(to: view, andThoseIn: chunk, among: loose)
             }
         }

@@ -31,8 +31,7 @@ extension SyncEngine {
             noteNewMessage(received)
             if channels[channelURL]?.liveEdge == nil {
                 let waiting = views(of: channelURL)
-                let hasFreshViews = waiting.contains(where: \.isFresh)
-                if hasFreshViews {
+                if waiting.contains(where: \.isFresh) {
                     // The fresh views get this message, and every one after it, once the channel
                     // is proven live from here (see `proveLive`).
                     let since = channels[channelURL]?.freshArrivalsSince
