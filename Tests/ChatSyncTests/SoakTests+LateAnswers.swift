@@ -16,8 +16,7 @@ extension SoakTests {
         // A fetch whose page is made now (unless the cache serves it) and waits on its way.
         let subject = subjects.randomElement(using: &random)!
         let direction: Direction = Bool.random(using: &random) ? .previous : .next
-        let collection = subject.model.collection
-        let fetch = Task { try await collection.fetchSucceededMessages(direction) }
+        let fetch = await FetchUnderway.start(subject.model.collection, direction, engine: harness.manager.engine)
         _ = await eventually(turns: 20_000) { await server.heldReadAnswerCount > 0 }
         state.log.append("  fetch \(direction) \(subject.channelURL), \(await server.heldReadAnswerCount) answers held")
         for index in 0..<Int.random(in: 1...4, using: &random) {
@@ -42,6 +41,6 @@ extension SoakTests {
             for _ in 0..<Int.random(in: 0...20, using: &random) { await Task.yield() }
         }
         await server.releaseReadAnswers()
-        await fetched(harness, subject, direction, hasMore: try? await fetch.value, state: &state)
+        await fetched(harness, subject, direction, hasMore: await fetch.hasMore, state: &state)
     }
 }
