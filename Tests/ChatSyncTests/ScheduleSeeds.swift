@@ -39,6 +39,10 @@ struct ScheduleSeeds: Sendable {
     /// Managers closed at any request, in memory and on a file (CloseMidWorkGeneratedTests).
     static let closeMidWork = ScheduleSeeds(
         name: "CLOSE_MID_WORK", filter: "CloseMidWorkGenerated", defaultCount: 150, regressions: [])
+    /// Busy channels while every request fails and the sync's retries go on, on a test
+    /// clock (BusyChannelRetryGeneratedTests).
+    static let busyRetries = ScheduleSeeds(
+        name: "BUSY_RETRIES", filter: "BusyChannelRetryGenerated", defaultCount: 60, regressions: [])
     /// The channel list's replay generator.
     static let channelList = ScheduleSeeds(name: "CHANNEL_LIST", filter: "ChannelCollection", defaultCount: 120, regressions: [])
 

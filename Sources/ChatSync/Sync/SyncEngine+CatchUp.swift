@@ -4,10 +4,13 @@ extension SyncEngine {
 
     /// Catches up, in the background, the views of a channel that reached its newest
     /// messages but do not follow the live edge (yet). Does nothing offline or when a
-    /// catch-up of that channel already runs.
-    func startCatchUp(_ channelURL: String) {
+    /// catch-up of that channel already runs. One that a real-time message started
+    /// (`byArrival`), failing, joins the sync's chain of retries without starting its
+    /// count over (see ``SyncPassSchedule/joinChain(epoch:)``); one the app's action
+    /// started earns a chain of its own, as a fetch does.
+    func startCatchUp(_ channelURL: String, byArrival: Bool = false) {
         guard let connection = claimCatchUp(channelURL) else { return }
-        runInBackground { engine in await engine.runCatchUp(channelURL, epoch: connection) }
+        runInBackground { engine in await engine.runCatchUp(channelURL, epoch: connection, byArrival: byArrival) }
     }
 
     /// Marks the channel as being caught up in the current connection and answers that
@@ -24,11 +27,13 @@ extension SyncEngine {
     /// A catch-up started in the connection `epoch`: its retry is asked for under that
     /// epoch, the one it ran in (before, the epoch was read when the task ran, a hop
     /// before the catch-up read its own).
-    private func runCatchUp(_ channelURL: String, epoch connection: Int) async {
+    private func runCatchUp(_ channelURL: String, epoch connection: Int, byArrival: Bool) async {
         var complete = true
         do { complete = try await catchUp(channelURL, epoch: connection) } catch { logCatchUpFailure(channelURL, error) }
         endCatchUp(channelURL, epoch: connection)
-        if !complete { scheduleSyncRetry(attempt: 0, epoch: connection) }
+        guard !complete else { return }
+        if byArrival, epoch == connection, syncPasses.joinChain(epoch: connection) { return }
+        scheduleSyncRetry(attempt: 0, epoch: connection)
     }
 
     /// The catch-up of the connection `epoch` ended; a later connection's, running meanwhile, goes on.

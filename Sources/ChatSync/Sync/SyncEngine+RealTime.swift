@@ -36,14 +36,13 @@ extension SyncEngine {
                     // is proven live from here (see `proveLive`).
                     let since = channels[channelURL]?.freshArrivalsSince
                     channels[channelURL, default: ChannelSyncState()].freshArrivalsSince = min(since ?? received.sortKey, received.sortKey)
-                    startCatchUp(channelURL)
+                    startCatchUp(channelURL, byArrival: true)
                 } else if syncRetriesRanOut, waiting.contains(where: \.reachedNewest) {
                     // Views at the newest messages not caught up when this connection's sync
                     // retries ran out (a flaky link): the message says the link works, so their
                     // catch-up starts again rather than wait for the next reconnect. Only then:
-                    // while the chain goes on, its passes catch them up, and a start per message
-                    // would start its count over with each one, so that it never ended (a reviewer's find).
-                    startCatchUp(channelURL)
+                    // while the chain goes on, its passes catch them up (a reviewer's find).
+                    startCatchUp(channelURL, byArrival: true)
                 }
             }
             let cached = try isInCompleteRange(received.sortKey, in: channelURL)

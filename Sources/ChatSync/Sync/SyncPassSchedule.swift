@@ -16,6 +16,8 @@ struct SyncPassSchedule {
     /// The connection the state below belongs to; another one's requests start afresh.
     private(set) var epoch = -1
     private var isRunning = false
+    /// The attempt of the pass that runs.
+    private var runningAttempt = 0
     /// The lowest attempt asked for while a pass ran.
     private var askedWhileRunning: Int?
     /// The lowest attempt asked for while a retry waited.
@@ -43,6 +45,7 @@ struct SyncPassSchedule {
             return false
         }
         isRunning = true
+        runningAttempt = attempt
         return true
     }
 
@@ -77,6 +80,22 @@ struct SyncPassSchedule {
         tickets += 1
         waitingTicket = tickets
         return tickets
+    }
+
+    /// Work of connection `connected` that the service's events started (a catch-up on
+    /// a real-time message), not the app, failed: it joins the chain without starting its
+    /// count over. Answers `true` when the chain takes it (the running pass's end asks for
+    /// the retry it would after its own failure; a waiting retry's pass covers it), and
+    /// `false` when no chain goes on, so that it starts one. Before, such work asked at
+    /// attempt 0 like a fetch, and on a busy channel whose requests failed each message
+    /// began the count again: the retries never ended.
+    mutating func joinChain(epoch connected: Int) -> Bool {
+        enter(connected)
+        if isRunning {
+            ask(&askedWhileRunning, runningAttempt)
+            return true
+        }
+        return waitingTicket != nil
     }
 
     /// The wait with `ticket` of connection `connected` is over: answers whether its
