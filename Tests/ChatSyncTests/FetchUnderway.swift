@@ -1,4 +1,5 @@
 import Synchronization
+import Testing
 
 @testable import ChatSync
 
@@ -23,7 +24,8 @@ struct FetchUnderway {
             return try await collection.fetchSucceededMessages(direction)
         }
         let id = collection.id
-        _ = await eventually { await engine.isFetching(viewId: id, direction) || ended.isRaised }
+        let held = await eventually { await engine.isFetching(viewId: id, direction) || ended.isRaised }
+        #expect(held, "the fetch \(direction) reached the engine")
         return FetchUnderway(task: task)
     }
 

@@ -124,6 +124,52 @@ extension SyncRetryTests {
     }
 }
 
+extension SyncRetryTests {
+    /// The app clears the cache while a catch-up a message started is out: the clear's own
+    /// catch-up is not started (one runs), and the running one stands in for it. When that
+    /// fails, the clear still earns a chain of retries of its own, as before messages'
+    /// catch-ups joined the chain: without it, the chain ended at its eighth retry and the
+    /// emptied screen waited for the next message or reconnect (a reviewer's find).
+    @Test func aClearWhileAMessagesCatchUpIsOutStillEarnsItsRetries() async throws {
+        let clock = TestClock()
+        let (harness, holder) = try await Harness.makeWrapped(
+            history: 5, configure: { $0.clock = clock },
+            wrapper: { CatchUpHolder(base: EveryOtherRequestLost(base: $0, losing: .proofs)) })
+        let proofs = try #require(holder.base as? EveryOtherRequestLost)
+        let (server, engine) = (harness.server, harness.manager.engine)
+        await harness.online()
+        await server.setOnline(false, for: "alice")
+        await harness.settle()
+        let fresh = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 10)
+        // Every request that could prove the channel live is lost; the rest is answered.
+        await proofs.loseAll()
+        await server.setOnline(true, for: "alice")
+        for delay in [1, 2, 4, 8, 16, 30, 30] {
+            #expect(await sleeperRegistered(on: clock))
+            await clock.advance(by: .seconds(delay))
+        }
+        #expect(await sleeperRegistered(on: clock), "the eighth and last retry waits")
+        await holder.holdNextCatchUp()
+        try await server.post(.text("busy"), from: "carol", to: Harness.channel)
+        try #require(await eventually { await holder.isHolding }, "the message's catch-up is out")
+        try await harness.manager.clearCache()
+        // Nothing answered from now on, so that no pass gets further (the clear made change
+        // logs due again, and applying them would be progress that starts the count over).
+        await server.setFaults(FaultPlan(failRequestRate: 1))
+        await holder.release()
+        #expect(await eventually { await engine.catchUpsRunning == 0 })
+        await clock.advance(by: .seconds(30))
+        #expect(await sleeperRegistered(on: clock), "the clear's chain goes on past the eighth retry")
+        #expect(await !engine.syncRetriesRanOut)
+
+        await proofs.stopLosing()
+        await server.setFaults(FaultPlan())
+        await clock.advance(by: .seconds(30))
+        await harness.settle()
+        #expect(await fresh.succeededMessages.last?.text == "busy", "the emptied screen shows the newest message")
+    }
+}
+
 /// Every request for a retry of one connection's reconnect sync (its return, fetches
 /// whose change logs went unanswered) joins one chain of retries, and its passes never
 /// overlap. Before, each request started a chain of its own: a return and three fetches

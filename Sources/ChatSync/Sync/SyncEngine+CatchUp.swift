@@ -8,8 +8,13 @@ extension SyncEngine {
     /// (`byArrival`), failing, joins the sync's chain of retries without starting its
     /// count over (see ``SyncPassSchedule/joinChain(epoch:)``); one the app's action
     /// started earns a chain of its own, as a fetch does.
+    /// Asked for while one runs already, the running one stands in for it, and a request
+    /// not by arrival is noted so that its failure still earns a chain (a reviewer's find).
     func startCatchUp(_ channelURL: String, byArrival: Bool = false) {
-        guard let connection = claimCatchUp(channelURL) else { return }
+        guard let connection = claimCatchUp(channelURL) else {
+            if !byArrival, isOnline, catchingUp[channelURL] == epoch { catchUpsAskedBeyondArrivals[channelURL] = epoch }
+            return
+        }
         runInBackground { engine in await engine.runCatchUp(channelURL, epoch: connection, byArrival: byArrival) }
     }
 
@@ -31,8 +36,13 @@ extension SyncEngine {
         var complete = true
         do { complete = try await catchUp(channelURL, epoch: connection) } catch { logCatchUpFailure(channelURL, error) }
         endCatchUp(channelURL, epoch: connection)
+        var onlyArrivals = byArrival
+        if catchUpsAskedBeyondArrivals[channelURL] == connection {
+            catchUpsAskedBeyondArrivals[channelURL] = nil
+            onlyArrivals = false
+        }
         guard !complete else { return }
-        if byArrival, epoch == connection, syncPasses.joinChain(epoch: connection) { return }
+        if onlyArrivals, epoch == connection, syncPasses.joinChain(epoch: connection) { return }
         scheduleSyncRetry(attempt: 0, epoch: connection)
     }
 

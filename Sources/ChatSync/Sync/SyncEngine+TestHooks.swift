@@ -72,6 +72,9 @@ extension SyncEngine {
     /// Whether a fill of the view's owed newest page is started or running.
     func isFillingNewestPage(viewId id: Int) -> Bool { views[id]?.owedNewestPage?.isRunning ?? false }
 
+    /// How many catch-ups run (or are claimed), over every channel.
+    var catchUpsRunning: Int { catchingUp.count }
+
     /// Whether an app's fetch of the view with `id` runs in `direction`: it began, and
     /// with it the view's generation it serves was read.
     func isFetching(viewId id: Int, _ direction: Direction) -> Bool { views[id]?.fetching.contains(direction) ?? false }

@@ -16,8 +16,9 @@ struct SyncPassSchedule {
     /// The connection the state below belongs to; another one's requests start afresh.
     private(set) var epoch = -1
     private var isRunning = false
-    /// The attempt of the pass that runs.
-    private var runningAttempt = 0
+    /// Whether work the service's events started failed while the pass ran (see
+    /// ``joinChain(epoch:)``): the pass then ends as one that did not complete.
+    private var joinedWhileRunning = false
     /// The lowest attempt asked for while a pass ran.
     private var askedWhileRunning: Int?
     /// The lowest attempt asked for while a retry waited.
@@ -45,7 +46,6 @@ struct SyncPassSchedule {
             return false
         }
         isRunning = true
-        runningAttempt = attempt
         return true
     }
 
@@ -54,9 +54,11 @@ struct SyncPassSchedule {
     mutating func endPass(epoch connected: Int, attempt: Int, complete: Bool) -> Int? {
         guard connected == epoch else { return nil }  // a later connection's state replaced this one's
         isRunning = false
+        let complete = complete && !joinedWhileRunning
         defer {
             askedWhileRunning = nil
             askedWhileWaiting = nil
+            joinedWhileRunning = false
         }
         var next = complete ? nil : min(attempt, askedWhileWaiting ?? attempt)
         if let asked = askedWhileRunning { next = min(next ?? asked, asked) }
@@ -84,15 +86,16 @@ struct SyncPassSchedule {
 
     /// Work of connection `connected` that the service's events started (a catch-up on
     /// a real-time message), not the app, failed: it joins the chain without starting its
-    /// count over. Answers `true` when the chain takes it (the running pass's end asks for
-    /// the retry it would after its own failure; a waiting retry's pass covers it), and
-    /// `false` when no chain goes on, so that it starts one. Before, such work asked at
-    /// attempt 0 like a fetch, and on a busy channel whose requests failed each message
-    /// began the count again: the retries never ended.
+    /// count over. Answers `true` when the chain takes it, and `false` when no chain goes
+    /// on, so that it starts one. The running pass then ends as incomplete (its progress,
+    /// or the lack of it, decides the count, as for a failure of its own: the work may
+    /// have held a channel the pass skipped); a waiting retry's pass covers it. Before,
+    /// such work asked at attempt 0 like a fetch, and on a busy channel whose requests
+    /// failed each message began the count again: the retries never ended.
     mutating func joinChain(epoch connected: Int) -> Bool {
         enter(connected)
         if isRunning {
-            ask(&askedWhileRunning, runningAttempt)
+            joinedWhileRunning = true
             return true
         }
         return waitingTicket != nil
@@ -121,6 +124,7 @@ struct SyncPassSchedule {
         guard connected != epoch else { return }
         epoch = connected
         isRunning = false
+        joinedWhileRunning = false
         askedWhileRunning = nil
         askedWhileWaiting = nil
         waitingTicket = nil
