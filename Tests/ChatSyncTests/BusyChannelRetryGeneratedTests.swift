@@ -80,15 +80,7 @@ struct BusyChannelRetryGeneratedTests {
         let bound = 3 * SyncEngine.syncRetryLimit
         var waits = 0
         while waits < bound {
-            let sleeping = await eventually {
-                do {
-                    try await clock.checkSuspension()
-                    return await engine.backgroundTaskCount == 0
-                } catch {
-                    return true  // a retry sleeps on the clock
-                }
-            }
-            guard sleeping, await engine.backgroundTaskCount > 0 else { break }
+            guard await aRetryWaits(on: clock, engine) else { break }
             for _ in 0..<Int.random(in: 0...3, using: &random) {
                 let channelURL = (Self.channels + [Self.quiet]).randomElement(using: &random)!
                 try await server.post(.text("busy \(waits)"), from: "carol", to: channelURL)

@@ -18,6 +18,21 @@ func sleeperRegistered(on clock: TestClock<Duration>) async -> Bool {
     }
 }
 
+/// Waits until a retry sleeps on `clock` or the engine has no background work left, and
+/// answers whether a retry waits: a loop that moves the clock stops once the chain ended.
+func aRetryWaits(on clock: TestClock<Duration>, _ engine: SyncEngine) async -> Bool {
+    let settled = await eventually {
+        do {
+            try await clock.checkSuspension()
+            return await engine.backgroundTaskCount == 0
+        } catch {
+            return true  // a retry sleeps on the clock
+        }
+    }
+    guard settled else { return false }
+    return await engine.backgroundTaskCount > 0
+}
+
 /// A wall clock the test moves by hand.
 final class ManualTime: Sendable {
     private let value = LockedState<Int64>(1_800_000_000_000)

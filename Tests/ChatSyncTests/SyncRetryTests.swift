@@ -192,15 +192,7 @@ struct OneRetryChainTests {
         // Each wait ends within 30 s; each pass that fails asks for the next, until none waits.
         let engine = harness.manager.engine
         for _ in 0..<(4 * SyncEngine.syncRetryLimit) {
-            let waiting = await eventually {
-                do {
-                    try await clock.checkSuspension()
-                    return await engine.backgroundTaskCount == 0
-                } catch {
-                    return true  // a retry sleeps on the clock
-                }
-            }
-            guard waiting, await engine.backgroundTaskCount > 0 else { break }
+            guard await aRetryWaits(on: clock, engine) else { break }
             await clock.advance(by: .seconds(30))
         }
         #expect(await engine.backgroundTaskCount == 0, "then it waits for the app or the network")
