@@ -1,4 +1,3 @@
-import Synchronization
 import Testing
 
 @testable import ChatSync
@@ -18,26 +17,17 @@ struct FetchUnderway {
 
     /// Starts the fetch and waits, by outcome, until the engine holds it or it ended.
     static func start(_ collection: MessageCollection, _ direction: Direction, engine: SyncEngine) async -> FetchUnderway {
-        let ended = EndFlag()
+        let ended = LockedState(false)
         let task = Task {
-            defer { ended.raise() }
+            defer { ended.withLock { $0 = true } }
             return try await collection.fetchSucceededMessages(direction)
         }
         let id = collection.id
-        let held = await eventually { await engine.isFetching(viewId: id, direction) || ended.isRaised }
+        let held = await eventually { await engine.isFetching(viewId: id, direction) || ended.withLock { $0 } }
         #expect(held, "the fetch \(direction) reached the engine")
         return FetchUnderway(task: task)
     }
 
     /// What the fetch answered (`hasMore`), or `nil` when it threw.
     var hasMore: Bool? { get async { try? await task.value } }
-}
-
-/// Raised once by the fetch's task as it ends; read by the test.
-private final class EndFlag: Sendable {
-    private let raised = Atomic<Bool>(false)
-
-    func raise() { raised.store(true, ordering: .releasing) }
-
-    var isRaised: Bool { raised.load(ordering: .acquiring) }
 }

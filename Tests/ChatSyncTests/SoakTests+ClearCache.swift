@@ -60,12 +60,8 @@ extension SoakTests {
                 // view's filter, and the app's next fetch goes on below it (soak seed 86): what
                 // is posted from now on is still owed to it.
                 let unreliable = state.faulty || state.faultsInForce || state.outageInForce
-                let key = ObjectIdentifier(collection)
-                if direction == .previous, hasMore == true, unreliable, await collection.messageCount < collection.limit,
-                    let watched = state.atNewest[key]
-                {
-                    let newest = await server.messages(in: subject.channelURL).last?.sortKey ?? .min
-                    state.atNewest[key]?.watermark = max(watched.watermark, newest)
+                if direction == .previous, hasMore == true, unreliable, await collection.messageCount < collection.limit {
+                    await owesOnlyWhatComesNext(subject, harness, &state)
                 }
                 await fetched(harness, subject, direction, hasMore: hasMore, state: &state)
                 return
@@ -197,12 +193,19 @@ extension SoakTests {
     /// view's window (see `checkViewsAtNewest`).
     func fetched(_ harness: Harness, _ subject: Subject, _ direction: Direction, hasMore: Bool?, state: inout SoakState) async {
         let key = ObjectIdentifier(subject.model.collection)
-        guard direction == .next, let watched = state.atNewest[key] else { return }
+        guard direction == .next, state.atNewest[key] != nil else { return }
         guard let hasMore else { return }
         guard !hasMore else {
             state.atNewest[key] = nil
             return
         }
+        await owesOnlyWhatComesNext(subject, harness, &state)
+    }
+
+    /// From now on the watched view owes only what is posted after the server's newest message.
+    private func owesOnlyWhatComesNext(_ subject: Subject, _ harness: Harness, _ state: inout SoakState) async {
+        let key = ObjectIdentifier(subject.model.collection)
+        guard let watched = state.atNewest[key] else { return }
         let newest = await harness.server.messages(in: subject.channelURL).last?.sortKey ?? .min
         state.atNewest[key]?.watermark = max(watched.watermark, newest)
     }

@@ -4,51 +4,50 @@ extension SyncEngine {
 
     /// Catches up, in the background, the views of a channel that reached its newest
     /// messages but do not follow the live edge (yet). Does nothing offline or when a
-    /// catch-up of that channel already runs. One that a real-time message started
-    /// (`byArrival`), failing, joins the sync's chain of retries without starting its
-    /// count over (see ``SyncPassSchedule/joinChain(epoch:)``); one the app's action
-    /// started earns a chain of its own, as a fetch does.
-    /// Asked for while one runs already, the running one stands in for it, and a request
-    /// not by arrival is noted so that its failure still earns a chain (a reviewer's find).
+    /// catch-up of that channel already runs: that one stands in for this request, and
+    /// takes on whether it came from a real-time message (`byArrival`) or not (see
+    /// ``CatchUpClaim``; a reviewer found a clear's request lost its chain otherwise).
     func startCatchUp(_ channelURL: String, byArrival: Bool = false) {
-        guard let connection = claimCatchUp(channelURL) else {
-            if !byArrival, isOnline, catchingUp[channelURL] == epoch { catchUpsAskedBeyondArrivals[channelURL] = epoch }
+        guard let connection = claimCatchUp(channelURL, byArrival: byArrival) else {
+            if !byArrival, catchingUp[channelURL]?.epoch == epoch { catchingUp[channelURL]?.onlyArrivals = false }
             return
         }
-        runInBackground { engine in await engine.runCatchUp(channelURL, epoch: connection, byArrival: byArrival) }
+        runInBackground { engine in await engine.runCatchUp(channelURL, epoch: connection) }
     }
 
     /// Marks the channel as being caught up in the current connection and answers that
     /// connection's epoch, or `nil` offline or when this connection catches it up already
     /// (one left from a lost connection does not count: the new one runs beside it).
     /// The caller runs ``catchUp(_:epoch:)`` and then ``endCatchUp(_:epoch:)``.
-    func claimCatchUp(_ channelURL: String) -> Int? {
+    func claimCatchUp(_ channelURL: String, byArrival: Bool = false) -> Int? {
         let connection = epoch
-        guard isOnline, catchingUp[channelURL] != connection else { return nil }
-        catchingUp[channelURL] = connection
+        guard isOnline, catchingUp[channelURL]?.epoch != connection else { return nil }
+        catchingUp[channelURL] = CatchUpClaim(epoch: connection, onlyArrivals: byArrival)
         return connection
     }
 
     /// A catch-up started in the connection `epoch`: its retry is asked for under that
     /// epoch, the one it ran in (before, the epoch was read when the task ran, a hop
     /// before the catch-up read its own).
-    private func runCatchUp(_ channelURL: String, epoch connection: Int, byArrival: Bool) async {
+    /// A failure asked only by real-time messages joins the chain of retries (see
+    /// ``SyncPassSchedule/joinChain(epoch:)``); one the app asked for earns a chain of its
+    /// own, as a fetch does.
+    private func runCatchUp(_ channelURL: String, epoch connection: Int) async {
         var complete = true
         do { complete = try await catchUp(channelURL, epoch: connection) } catch { logCatchUpFailure(channelURL, error) }
-        endCatchUp(channelURL, epoch: connection)
-        var onlyArrivals = byArrival
-        if catchUpsAskedBeyondArrivals[channelURL] == connection {
-            catchUpsAskedBeyondArrivals[channelURL] = nil
-            onlyArrivals = false
-        }
+        let onlyArrivals = endCatchUp(channelURL, epoch: connection)
         guard !complete else { return }
         if onlyArrivals, epoch == connection, syncPasses.joinChain(epoch: connection) { return }
         scheduleSyncRetry(attempt: 0, epoch: connection)
     }
 
-    /// The catch-up of the connection `epoch` ended; a later connection's, running meanwhile, goes on.
-    func endCatchUp(_ channelURL: String, epoch connection: Int) {
-        if catchingUp[channelURL] == connection { catchingUp[channelURL] = nil }
+    /// The catch-up of the connection `epoch` ended; a later connection's, running
+    /// meanwhile, goes on. Answers whether only real-time messages asked for it.
+    @discardableResult
+    func endCatchUp(_ channelURL: String, epoch connection: Int) -> Bool {
+        guard let claim = catchingUp[channelURL], claim.epoch == connection else { return false }
+        catchingUp[channelURL] = nil
+        return claim.onlyArrivals
     }
 
     /// Asks for the channel's messages so that, over an unbroken connection, the channel

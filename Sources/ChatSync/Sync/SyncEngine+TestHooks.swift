@@ -87,7 +87,7 @@ extension SyncEngine {
             + "oldest=\(view.reachedOldest) bounds=\(view.lowerBound.map(String.init(describing:)) ?? "nil")..\(view.upperBound.map(String.init(describing:)) ?? "nil")"
             + " chunks=\(((try? chunks(of: view.channelURL)) ?? []).map { "\($0.start)..\($0.end)" })"
             + " live=\(channels[view.channelURL]?.liveEdge.map(String.init(describing:)) ?? "nil")"
-            + " catchingUp=\(catchingUp[view.channelURL].map(String.init) ?? "no") epoch=\(epoch) fresh=\(view.isFresh) fetching=\(view.fetching)"
+            + " catchingUp=\(catchingUp[view.channelURL].map { String($0.epoch) } ?? "no") epoch=\(epoch) fresh=\(view.isFresh) fetching=\(view.fetching)"
     }
 }
 

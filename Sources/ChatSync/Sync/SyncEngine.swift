@@ -37,11 +37,7 @@ actor SyncEngine {
     /// Channels with a catch-up running, each with the epoch it runs in, so only one runs
     /// per channel and connection: one left from a lost connection stops at its next
     /// request and does not keep the next connection's from running.
-    var catchingUp: [String: Int] = [:]
-    /// Channels whose running catch-up something other than a real-time message asked
-    /// for again (the app's clear or fetch), each with its epoch: a failure then earns a
-    /// chain of retries of its own (see `runCatchUp`).
-    var catchUpsAskedBeyondArrivals: [String: Int] = [:]
+    var catchingUp: [String: CatchUpClaim] = [:]
     /// The outbox's in-memory facts, beside its table.
     var outbox = OutboxBookkeeping()
     /// The user's queued edits and deletions, laid over every message a view shows.
