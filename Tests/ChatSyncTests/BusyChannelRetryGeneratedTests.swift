@@ -39,7 +39,11 @@ struct BusyChannelRetryGeneratedTests {
     private static func schedule(_ seed: UInt64) async throws {
         var random = SeededGenerator(seed: seed)
         let clock = TestClock()
-        let harness = try await Harness.make(history: 5, seed: seed) { $0.clock = clock }
+        var clears = SeededGenerator(seed: seed &+ 1_000_000)
+        let (harness, holder) = try await Harness.makeWrapped(
+            history: 5, seed: seed, configure: { $0.clock = clock },
+            wrapper: { CatchUpHolder(base: EveryOtherRequestLost(base: $0, losing: .proofs)) })
+        let proofs = try #require(holder.base as? EveryOtherRequestLost)
         let (server, engine) = (harness.server, harness.manager.engine)
         for channelURL in Self.channels.dropFirst() + [Self.quiet] {
             try await server.createChannel(channelURL, members: ["alice", "bob", "carol"], name: channelURL)
@@ -70,6 +74,7 @@ struct BusyChannelRetryGeneratedTests {
             log.append("a fresh view of \(channelURL) opened while away")
         }
         await server.setFaults(FaultPlan(failRequestRate: 1))
+        await proofs.loseAll()  // for the clear below: the rest is answered while it is set up
         let passesBefore = harness.syncPassOverlaps.passes
         let chainsBefore = await engine.syncRetryChainsRunOut
         await server.setOnline(true, for: "alice")
@@ -79,6 +84,7 @@ struct BusyChannelRetryGeneratedTests {
         // Each wait of the chain: others post, alice's engine handles it, then the wait ends.
         let bound = 3 * SyncEngine.syncRetryLimit
         var waits = 0
+        var passesAtClear: Int?
         while waits < bound {
             guard await aRetryWaits(on: clock, engine) else { break }
             for _ in 0..<Int.random(in: 0...3, using: &random) {
@@ -91,13 +97,26 @@ struct BusyChannelRetryGeneratedTests {
             // The catch-ups the messages started end (failing) before the wait does, so that
             // each joins the chain as it stands rather than the pass the wait leads to.
             #expect(await eventually { await engine.catchUpsRunning == 0 }, "\(seeds.describe(seed))")
+            if passesAtClear == nil, Int.random(in: 0..<4, using: &clears) == 0,
+                let fresh = subjects.first(where: { $0.kind == "fresh" })
+            {
+                passesAtClear = try await clearWhileAMessagesCatchUpIsOut(in: fresh.channelURL, harness, holder, log: &log)
+            }
             await clock.advance(by: .seconds(30))
             waits += 1
         }
         let context = "\(seeds.describe(seed)): \(log)"
-        // The return's pass and its eight retries (a wait of the clock may end several).
+        // The return's pass and its eight retries (a wait of the clock may end several); the
+        // clear earns a chain of its own: the pass that was waiting, then eight retries.
         let passes = harness.syncPassOverlaps.passes - passesBefore
-        #expect(passes <= 1 + SyncEngine.syncRetryLimit, "the sync ran \(passes) passes over \(waits) waits: \(context)")
+        let beforeClear = (passesAtClear ?? harness.syncPassOverlaps.passes) - passesBefore
+        #expect(beforeClear <= 1 + SyncEngine.syncRetryLimit, "the sync ran \(passes) passes over \(waits) waits: \(context)")
+        if let passesAtClear {
+            let afterClear = harness.syncPassOverlaps.passes - passesAtClear
+            #expect(
+                (SyncEngine.syncRetryLimit...(1 + SyncEngine.syncRetryLimit)).contains(afterClear),
+                "the clear's chain ran \(afterClear) passes: \(context)")
+        }
         #expect(await engine.syncRetriesRanOut, "the chain ran out: \(context)")
         #expect(await engine.syncRetryChainsRunOut == chainsBefore + 1, "one chain, run out once: \(context)")
         let requests = await server.requestCount
@@ -106,6 +125,7 @@ struct BusyChannelRetryGeneratedTests {
 
         // The link works again: the next message in each channel catches its views up.
         await server.setFaults(FaultPlan())
+        await proofs.stopLosing()
         for channelURL in Set(subjects.map(\.channelURL)).sorted() {
             try await server.post(.text("after"), from: "carol", to: channelURL)
         }
@@ -115,5 +135,38 @@ struct BusyChannelRetryGeneratedTests {
             #expect(shown == "after", "the \(subject.kind) view of \(subject.channelURL) shows \(shown ?? "nothing"): \(context)")
         }
         await harness.manager.close()
+    }
+
+    /// The app clears the cache while a catch-up a message started in `channelURL` is
+    /// out, so that the clear's own catch-up of that channel is not started (one runs):
+    /// answers the count of passes at the clear, or `nil` when no catch-up was held.
+    /// While it is set up only requests that could prove a channel live go unanswered
+    /// (so that the message's catch-up gets past the change logs to its page); from the
+    /// clear on, none is answered, so that no pass gets further and starts the count over.
+    private static func clearWhileAMessagesCatchUpIsOut(
+        in channelURL: String, _ harness: Harness, _ holder: CatchUpHolder, log: inout [String]
+    ) async throws -> Int? {
+        let (server, engine) = (harness.server, harness.manager.engine)
+        await server.setFaults(FaultPlan())
+        await holder.holdNextCatchUp()
+        try await server.post(.text("before the clear"), from: "carol", to: channelURL)
+        let delivered = await server.deliveredEventCount(for: "alice")
+        #expect(await eventually { await engine.handledEventCount >= delivered })
+        let held = await eventually {
+            if await holder.isHolding { return true }
+            return await engine.catchUpsRunning == 0
+        }
+        guard held, await holder.isHolding else {
+            await server.setFaults(FaultPlan(failRequestRate: 1))
+            await holder.release()
+            return nil
+        }
+        try await harness.manager.clearCache()
+        await server.setFaults(FaultPlan(failRequestRate: 1))
+        let passes = harness.syncPassOverlaps.passes
+        await holder.release()
+        #expect(await eventually { await engine.catchUpsRunning == 0 })
+        log.append("alice clears the cache while a message's catch-up of \(channelURL) is out")
+        return passes
     }
 }
