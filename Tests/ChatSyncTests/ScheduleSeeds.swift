@@ -43,6 +43,10 @@ struct ScheduleSeeds: Sendable {
     /// clock (BusyChannelRetryGeneratedTests).
     static let busyRetries = ScheduleSeeds(
         name: "BUSY_RETRIES", filter: "BusyChannelRetryGenerated", defaultCount: 60, regressions: [])
+    /// The chain of sync retries driven as the engine drives it, with catch-ups failing at
+    /// any point (SyncPassScheduleGeneratedTests): no database, so many seeds are cheap.
+    static let passSchedule = ScheduleSeeds(
+        name: "PASS_SCHEDULE", filter: "SyncPassScheduleGenerated", defaultCount: 2_000, regressions: [])
     /// The channel list's replay generator.
     static let channelList = ScheduleSeeds(name: "CHANNEL_LIST", filter: "ChannelCollection", defaultCount: 120, regressions: [])
 
