@@ -35,7 +35,9 @@ extension SyncManager {
 
     /// Removes a message that is waiting (`.created`), uploading its file (the upload is
     /// cancelled and nothing is sent) or failed. One whose send request is out
-    /// (`.syncing`) cannot be taken back: ``SyncManagerError/Code/invalidParameter``.
+    /// (`.syncing`) cannot be taken back: ``SyncManagerError/Code/invalidParameter``;
+    /// nor can one waiting again after a request went out (its answer lost, in this run or
+    /// before a relaunch), since the service may already hold it.
     public func cancelMessage(reqId: String) async throws {
         try await engine.cancel(reqId: reqId)
     }

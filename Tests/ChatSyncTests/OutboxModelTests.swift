@@ -35,9 +35,9 @@ struct OutboxModelTests {
         defer { dir.cleanUp() }
         let attachment = try makeAttachment(in: dir)
         let policy = [MessageResendPolicy.none, .manual, .automatic][Int(seed % 3)]
-        var harness = try await Harness.make(seed: seed, databasePath: dir.path("cache.sqlite")) {
-            $0.applyScheduleSettings(policy: policy, using: &random)
-        }
+        var (harness, lostAnswers) = try await Harness.makeWrapped(
+            seed: seed, databasePath: dir.path("cache.sqlite"),
+            configure: { $0.applyScheduleSettings(policy: policy, using: &random) }, wrapper: { SendAnswerLostOffline(base: $0) })
         let server = harness.server
         for index in 0..<Int.random(in: 0...40, using: &random) {
             try await server.post(.text("h\(index)"), from: "bob", to: Harness.channel)
@@ -49,6 +49,9 @@ struct OutboxModelTests {
         var faulty = false
         var sent: [Sent] = []
         var withdrawn: Set<String> = []  // cancelled or deleted by the app
+        // Cancelled before they ever failed: never on the service (API §4.6: what the
+        // service may already hold cannot be cancelled).
+        var cancelledUnsent: Set<String> = []
         var everFailed: Set<String> = []  // across relaunches: these may leave their lane's order
         var log: [String] = []
         // Edits, deletions and corrections come from a generator of their own, so that the
@@ -65,6 +68,9 @@ struct OutboxModelTests {
         // pull to refresh, or a screen shown again), drawn apart too: a resend in flight
         // then belongs to the failed list alone (API §4.3).
         var refetches = SeededGenerator(seed: seed &+ 50_000)
+        // A send stored by the service whose answer a broken connection lost, then (across a
+        // relaunch or not) the app cancels it: drawn apart too.
+        var cancels = SeededGenerator(seed: seed &+ 60_000)
         // "bad" texts are refused from the first step on, however long it takes before the
         // step sets the faults (a burst's sends may reach the service first).
         await Self.applyFaults(server, faulty: false)
@@ -94,7 +100,8 @@ struct OutboxModelTests {
                     do {
                         try await harness.manager.cancelMessage(reqId: target.reqId)
                         withdrawn.insert(target.reqId)
-                        log.append("cancel \(target.message.syncState)")
+                        if !target.isInFailedList { cancelledUnsent.insert(target.reqId) }
+                        log.append("cancel \(target.message.syncState)\(target.isInFailedList ? " (failed list)" : "")")
                     } catch let error as SyncManagerError {
                         // Only a message in flight may be refused, and only as an invalid parameter.
                         #expect(error.code == .invalidParameter)
@@ -151,6 +158,42 @@ struct OutboxModelTests {
                     harness, subjects, step: step, faulty: faulty, locked: &locked, random: &refusals, log: &log, context: before)
                 sent.append(Sent(reqId: write, lane: .text, permanent: false))
             }
+            if online, Int.random(in: 0..<6, using: &cancels) == 0 {
+                // The service stores the send; the answer is lost as the connection breaks.
+                await harness.settle()
+                await lostAnswers.arm(goingOfflineOn: server)
+                let message = try await harness.manager.sendMessage(.text("c\(step)"), channelURL: Harness.channel)
+                sent.append(Sent(reqId: message.reqId, lane: .text, permanent: false))
+                await harness.settle()
+                await lostAnswers.disarm()
+                if let reqId = await lostAnswers.lost {
+                    online = false
+                    log.append("send stored, its answer lost going offline")
+                    if Bool.random(using: &cancels) {
+                        log.append("relaunch")
+                        for subject in subjects {
+                            // What the closing collections saw fail since the last check.
+                            everFailed.formUnion(subject.recorder.failedReqIds)
+                            written.noteFailures(subject.recorder.failedOperations)
+                            await subject.collection.remove()
+                        }
+                        try await harness.relaunch()
+                        subjects = try await open(harness, filters: filters)
+                        await harness.manager.resumeSync()
+                    }
+                    if let target = try harness.outbox().first(where: { $0.reqId == reqId }) {
+                        do {
+                            try await harness.manager.cancelMessage(reqId: reqId)
+                            withdrawn.insert(reqId)
+                            if !target.isInFailedList { cancelledUnsent.insert(reqId) }
+                            log.append("cancel \(target.message.syncState)\(target.isInFailedList ? " (failed list)" : "")")
+                        } catch let error as SyncManagerError {
+                            #expect(error.code == .invalidParameter, "\(before)")
+                            log.append("cancel refused (\(target.message.syncState))")
+                        }
+                    }
+                }
+            }
             await Self.applyFaults(server, faulty: faulty, locked: locked)
             await harness.settle()
             for subject in subjects {
@@ -172,6 +215,9 @@ struct OutboxModelTests {
             let copies = onServer.filter { $0 == message.reqId }.count
             let context = "seed \(seed) policy \(policy) \(message.permanent ? "bad" : "good") message; \(log)"
             #expect(copies <= 1, "never doubled: \(context)")
+            if cancelledUnsent.contains(message.reqId) {
+                #expect(copies == 0, "a message cancelled before it failed never reaches the service: \(context)")
+            }
             if message.permanent {
                 #expect(copies == 0, "refused for good: \(context)")
                 let kept = outbox.contains { $0.reqId == message.reqId }

@@ -27,8 +27,9 @@ struct SchemaUpgradeTests {
                 sql: """
                     DROP TABLE outbox_operation;
                     ALTER TABLE outbox DROP COLUMN text_corrected;
+                    ALTER TABLE outbox DROP COLUMN may_be_stored;
                     UPDATE metadata SET schema_version = 1;
-                    DELETE FROM grdb_migrations WHERE identifier IN ('v2', 'v3');
+                    DELETE FROM grdb_migrations WHERE identifier IN ('v2', 'v3', 'v4');
                     DROP TABLE channel_use;
                     DROP INDEX channel_by_activity;
                     DROP INDEX channel_by_creation;

@@ -158,7 +158,8 @@ struct SoakTests {
                     do {
                         try await harness.manager.cancelMessage(reqId: target.reqId)
                         state.withdrawn.insert(target.reqId)
-                        state.log.append("cancel \(target.message.syncState)")
+                        if !target.isInFailedList { state.cancelledUnsent.insert(target.reqId) }
+                        state.log.append("cancel \(target.message.syncState)\(target.isInFailedList ? " (failed list)" : "")")
                     } catch let error as SyncManagerError {
                         // Only a message in flight may be refused, and only as an invalid parameter.
                         #expect(error.code == .invalidParameter, "\(context(step, state.log))")
@@ -257,6 +258,9 @@ struct SoakTests {
     struct SoakState {
         var sent: [Sent] = []
         var withdrawn: Set<String> = []  // cancelled or deleted by the app
+        /// Cancelled before they ever failed: never on the service (API §4.6: what the
+        /// service may already hold cannot be cancelled).
+        var cancelledUnsent: Set<String> = []
         var everFailed: Set<String> = []  // these may leave their lane's order
         /// Every message the engine failed, in a channel with a view or not.
         let failures = FailureLog()
@@ -482,6 +486,9 @@ struct SoakTests {
                 let copies = onServer.filter { $0 == message.reqId }.count
                 let what = "\(message.permanent ? "bad" : "good") message \(message.reqId) to \(channelURL); \(context)"
                 #expect(copies <= 1, "never doubled: \(what)")
+                if state.cancelledUnsent.contains(message.reqId) {
+                    #expect(copies == 0, "a message cancelled before it failed never reaches the service: \(what)")
+                }
                 if message.permanent {
                     #expect(copies == 0, "refused for good: \(what)")
                     let kept = outbox.contains { $0.reqId == message.reqId }

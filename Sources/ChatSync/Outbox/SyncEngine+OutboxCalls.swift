@@ -21,6 +21,15 @@ extension SyncEngine {
         else {
             throw SyncManagerError(.invalidParameter, "only a waiting, uploading or failed message can be cancelled ('\(reqId)')")
         }
+        // A request that went out may have stored it, its answer lost: cancelling would
+        // only hide a message the service delivers (API §4.6, as for `.syncing`). A failed
+        // message stays cancellable, as the contract says.
+        guard entry.message.syncState == .failed || !entry.mayBeStored else {
+            throw SyncManagerError(
+                .invalidParameter,
+                "'\(reqId)' was sent once and the service may already hold it: it can no longer be cancelled "
+                    + "(wait for it to be sent, or to fail)")
+        }
         try drop(entry, reason: .removeManualAction)
         outbox.cancelUpload(reqId)
     }

@@ -5,8 +5,8 @@ import GRDB
 extension ChatStore {
     private static let outboxColumns =
         "seq, origin, state, local_path, upload_progress, failure_code, failure_message, failure_retryable, "
-        + "attempts, resend_attempts, failed_at, text_corrected, \(MessageColumns.selectList)"
-    private static let outboxFixedCount = 12
+        + "attempts, resend_attempts, failed_at, text_corrected, may_be_stored, \(MessageColumns.selectList)"
+    private static let outboxFixedCount = 13
 
     /// Adds `entry` to the outbox and answers it with its sequence number.
     /// Throws ``SyncManagerError/Code/invalidParameter`` when its `reqId` is already there.
@@ -47,7 +47,7 @@ extension ChatStore {
         let assignments =
             ([
                 "origin", "state", "local_path", "upload_progress", "failure_code", "failure_message",
-                "failure_retryable", "attempts", "resend_attempts", "failed_at", "text_corrected",
+                "failure_retryable", "attempts", "resend_attempts", "failed_at", "text_corrected", "may_be_stored",
             ]
             + MessageColumns.names).map { "\($0) = ?" }.joined(separator: ", ")
         return "UPDATE outbox SET lane = ?, \(assignments) WHERE req_id = ?"
@@ -188,6 +188,7 @@ extension ChatStore {
         binder.int(entry.resendAttempts)
         binder.int(entry.failedAt)
         binder.bool(entry.textCorrected)
+        binder.bool(entry.mayBeStored)
         MessageColumns.bind(message, to: &binder)
     }
 
@@ -205,6 +206,6 @@ extension ChatStore {
         return OutboxEntry(
             message: message, seq: row.int(0) ?? 0, origin: row.text(1).flatMap(OutboxEntry.Origin.init(rawValue:)) ?? .outbox,
             attempts: Int(row.int(8) ?? 0), resendAttempts: Int(row.int(9) ?? 0), failedAt: row.int(10),
-            textCorrected: row.bool(11) ?? false)
+            textCorrected: row.bool(11) ?? false, mayBeStored: row.bool(12) ?? false)
     }
 }

@@ -21,10 +21,14 @@ struct OutboxEntry: Sendable, Hashable {
     /// The app corrected its text after an attempt may have reached the service; an
     /// answer with the earlier text is then followed by an edit.
     var textCorrected: Bool
+    /// A send request for it went out, answered or not: the service may hold it, so it
+    /// can no longer be cancelled (API §4.6). Kept across relaunches; a refusal for good
+    /// (the service stored nothing) clears it.
+    var mayBeStored: Bool
 
     init(
         message: Message, seq: Int64 = 0, origin: Origin = .outbox, attempts: Int = 0, resendAttempts: Int = 0,
-        failedAt: Int64? = nil, textCorrected: Bool = false
+        failedAt: Int64? = nil, textCorrected: Bool = false, mayBeStored: Bool = false
     ) {
         self.message = message
         self.seq = seq
@@ -33,6 +37,7 @@ struct OutboxEntry: Sendable, Hashable {
         self.resendAttempts = resendAttempts
         self.failedAt = failedAt
         self.textCorrected = textCorrected
+        self.mayBeStored = mayBeStored
     }
 
     /// Which collection list shows it: the failed list once it failed, including

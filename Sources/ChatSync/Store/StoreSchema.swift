@@ -8,7 +8,7 @@ import GRDB
 enum StoreSchema {
     /// The schema this library writes. A database with a higher number was written
     /// by a newer ChatSync and is refused rather than damaged.
-    static let version = 3
+    static let version = 4
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -108,6 +108,15 @@ enum StoreSchema {
                     CREATE INDEX channel_by_creation ON channel(created_at DESC, channel_url);
                     CREATE INDEX channel_by_name ON channel(name, channel_url);
                     UPDATE metadata SET schema_version = 3;
+                    """)
+        }
+        // Whether a send request for a waiting message went out: the service may then hold
+        // it, and it can no longer be cancelled (API §4.6), also after a relaunch.
+        migrator.registerMigration("v4") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE outbox ADD COLUMN may_be_stored INTEGER NOT NULL DEFAULT 0;
+                    UPDATE metadata SET schema_version = 4;
                     """)
         }
         return migrator
