@@ -154,6 +154,13 @@ extension SoakTests {
         let pending = Message(
             reqId: reqId, channelURL: subject.channelURL, senderId: "alice", kind: .text, text: "via host",
             createdAt: SimulatedChatServer.epoch, syncState: .syncing)
+        // Drawn apart, so the other draws keep their schedules: the host's SDK may send
+        // before the app appends, and the echo, the answer or both may come first.
+        var late = SeededGenerator(seed: UInt64(state.log.count) &* 0x9E37_79B9 &+ 7)
+        if Int.random(in: 0..<3, using: &late) == 0 {
+            try await hostSendAppendedLate(pending, subject, harness, answerFirst: Bool.random(using: &late), state: &state)
+            return
+        }
         try await subject.model.collection.appendMessage(pending)
         let withoutReqId = Bool.random(using: &random)
         let answerFirst = Bool.random(using: &random)
@@ -186,5 +193,26 @@ extension SoakTests {
         }
         await server.releaseEvents(for: "alice")
         await server.setEventsCarryReqId(true)
+    }
+
+    /// The host's SDK sends `pending` and the service's echo reaches alice (and, when
+    /// `answerFirst`, the host hands over the answer) before the app appends it: the
+    /// message is in no list twice, and nothing waits for an echo that came already.
+    private func hostSendAppendedLate(
+        _ pending: Message, _ subject: Subject, _ harness: Harness, answerFirst: Bool, state: inout SoakState
+    ) async throws {
+        let (server, engine) = (harness.server, harness.manager.engine)
+        let request = SendMessageRequest(reqId: pending.reqId, channelURL: pending.channelURL, kind: .text, text: pending.text)
+        guard let sent = try? await server.service(for: "alice").sendMessage(request) else {
+            state.log.append("host send failed before the append")
+            return
+        }
+        let delivered = await server.deliveredEventCount(for: "alice")
+        #expect(await eventually { await engine.handledEventCount >= delivered }, "the echo is handled")
+        if answerFirst { await subject.model.collection.handleSendMessageResponse(sent, error: nil) }
+        try await subject.model.collection.appendMessage(pending)
+        if !answerFirst { await subject.model.collection.handleSendMessageResponse(sent, error: nil) }
+        state.hostStored.insert(pending.reqId)
+        state.log.append("host send, echo\(answerFirst ? " and answer" : "") before the append")
     }
 }

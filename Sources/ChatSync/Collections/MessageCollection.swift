@@ -169,6 +169,8 @@ public final class MessageCollection: Sendable {
     /// Shows a message the app is sending through its own SDK as pending
     /// (`.pending(.insert)`). Its `reqId` must be set; ChatSync never sends it, only
     /// resolves it by `reqId` (here, by real-time echo, by sync, or after a relaunch).
+    /// One this device already knows as sent (its echo came before the call) is not
+    /// added: it shows as succeeded already.
     public func appendMessage(_ message: Message) async throws {
         try await engine.appendHostMessage(message, toViewOf: id)
     }

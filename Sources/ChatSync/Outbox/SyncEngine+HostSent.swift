@@ -10,6 +10,14 @@ extension SyncEngine {
         guard message.syncState.isPending else {
             throw SyncManagerError(.invalidParameter, "only a pending message can be appended (it is \(message.syncState))")
         }
+        // The host's SDK may have sent it before the app appended it, and its echo (or a
+        // sync) come first: it shows as succeeded already, and a pending copy would list it
+        // twice and wait for an echo that came. Nothing is added.
+        if let known = try store.message(reqId: message.reqId) ?? outbox.awaitingEcho[message.reqId]
+            ?? outbox.recentlySynced[message.reqId], known.channelURL == message.channelURL
+        {
+            return
+        }
         var pending = message
         if pending.senderId.isEmpty { pending.senderId = userId }
         let entry = try store.insertOutbox(OutboxEntry(message: pending, origin: .host))
@@ -27,6 +35,12 @@ extension SyncEngine {
                 guard let entry = try store.outboxEntry(reqId: message.reqId), entry.message.syncState != .failed else { return }
                 try fail(entry, failure: ChatServiceError.classify(error).failure)
             } else if message.messageId > 0 {
+                guard try store.outboxEntry(reqId: message.reqId) != nil else {
+                    // Answered before the app appended it (or after it was resolved or
+                    // removed): remembered as sent, so that a later append adds nothing.
+                    outbox.retire(message.asSynced)
+                    return
+                }
                 try resolveSent(reqId: message.reqId, sent: message)
             } else {
                 logger.warning("handleSendMessageResponse: a sent message needs its messageId; ignored \(message.reqId)")
