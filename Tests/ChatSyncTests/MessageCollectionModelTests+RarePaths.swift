@@ -192,3 +192,43 @@ struct RarePaths {
         }
     }
 }
+
+extension MessageCollectionModelTests {
+    /// The app asks for every newer message at once. Offline (or paused) the cache serves
+    /// all it holds beyond the view, so a further `.next` fetch brings nothing; online the
+    /// view's edge is what the further fetch says, and the step's checks hold a view at
+    /// the newest messages to it. Found: offline, `fetchAllNextMessages()` stopped after
+    /// one page while the cache held the rest (an adversarial probe).
+    static func fetchEveryNewerMessage(
+        _ subject: ModelSubject, _ server: SimulatedChatServer, _ rare: inout RarePaths, online: Bool, log: inout [String],
+        context: String
+    ) async throws {
+        log.append("fetch all next \(subject.filter)")
+        // A loop that asks without end shows as a failure, not a hang: the link goes down
+        // under it (offline, the fetch ends), and comes back.
+        let requestsBefore = await server.requestCount
+        let ended = LockedState(false)
+        let fetch = Task {
+            defer { ended.withLock { $0 = true } }
+            try await subject.collection.fetchAllNextMessages()
+        }
+        _ = await eventually {
+            if ended.withLock({ $0 }) { return true }
+            return await server.requestCount - requestsBefore > 2_000
+        }
+        if !ended.withLock({ $0 }) {
+            Issue.record("fetchAllNextMessages kept asking: over 2,000 requests: \(context)")
+            await server.setOnline(false, for: "alice")
+            _ = try? await fetch.value
+            await server.setOnline(online, for: "alice")
+        }
+        try await fetch.value
+        let newest = await subject.collection.succeededMessages.last?.messageId
+        let hasMore = try await subject.collection.fetchSucceededMessages(.next)
+        if !online {
+            let after = await subject.collection.succeededMessages.last?.messageId
+            #expect(after == newest, "offline, fetchAllNextMessages left cached messages for a later fetch: \(context)")
+        }
+        await rare.fetched(subject, .next, hasMore: hasMore, server: server, capacity: 200)
+    }
+}

@@ -43,6 +43,8 @@ struct MessageCollectionModelTests {
         var lossyReturns = SeededGenerator(seed: seed &+ 21_000_000)
         // Fresh views whose channel is proven live over a flaky link, drawn apart too.
         var freshProofs = SeededGenerator(seed: seed &+ 22_000_000)
+        // The app fetching every newer message at once, in any connection state, drawn apart too.
+        var allNext = SeededGenerator(seed: seed &+ 23_000_000)
         let capacity = Int.random(in: 0..<4, using: &capacities) == 0 ? nil : 200
         let stepSize = Int.random(in: 1...40, using: &capacities)
         let (harness, late) = try await Harness.makeWrapped(
@@ -179,6 +181,12 @@ struct MessageCollectionModelTests {
             if !rare.awaitsGapReports, Int.random(in: 0..<15, using: &clears) == 0 {
                 try await Self.cacheCleared(
                     harness, late, subjects, &rare, online: online, running: running, random: &clears, log: &log)
+            }
+            // Not while a gap report is awaited: the app's fetch would fill the gap first.
+            if Int.random(in: 0..<6, using: &allNext) == 0, !rare.awaitsGapReports {
+                try await Self.fetchEveryNewerMessage(
+                    subjects.randomElement(using: &allNext)!, server, &rare, online: online && running, log: &log,
+                    context: "seed \(seed) step \(step) \(log.suffix(10))")
             }
             await reappearingScreen(subjects, random: &screens, log: &log)
             await harness.settle()

@@ -111,7 +111,10 @@ public final class MessageCollection: Sendable {
         try await engine.fetchSucceeded(id, direction)
     }
 
-    /// Fetches `.next` until the view holds the newest message.
+    /// Fetches `.next` until the view holds the newest message. Offline it delivers all
+    /// the cache holds beyond the view. It ends early, without throwing, when a round
+    /// brings nothing newer (offline past the cache, or the service failed for now): a
+    /// later call, or the sync's own retries, go on from there.
     public func fetchAllNextMessages() async throws {
         try await engine.fetchAllNext(id)
     }

@@ -204,9 +204,16 @@ extension SyncEngine {
     }
 
     /// Fetches `.next` until the view reaches the newest message.
+    /// Fetches `.next` while it brings newer messages. Offline it goes on as long as the
+    /// cache serves more. A round that moved the view's newest message nowhere (past
+    /// what the cache holds offline, or a service that failed) ends it with the rest left
+    /// to the sync's retries and the app's next fetch: before, offline it stopped after
+    /// one page, and online against a failing service it asked again at once, without end.
     func fetchAllNext(_ id: Int) async throws {
+        var edge = try view(id).succeeded.last?.sortKey
         while try await fetchSucceeded(id, .next) {
-            guard views[id] != nil, canReachService else { return }
+            guard let view = views[id], let newest = view.succeeded.last?.sortKey, newest != edge else { return }
+            edge = newest
         }
     }
 
