@@ -45,6 +45,8 @@ struct MessageCollectionModelTests {
         var freshProofs = SeededGenerator(seed: seed &+ 22_000_000)
         // The app fetching every newer message at once, in any connection state, drawn apart too.
         var allNext = SeededGenerator(seed: seed &+ 23_000_000)
+        // Views opened offline at a place in history, drawn apart too.
+        var offlineViews = SeededGenerator(seed: seed &+ 24_000_000)
         let capacity = Int.random(in: 0..<4, using: &capacities) == 0 ? nil : 200
         let stepSize = Int.random(in: 1...40, using: &capacities)
         let (harness, late) = try await Harness.makeWrapped(
@@ -181,6 +183,9 @@ struct MessageCollectionModelTests {
             if !rare.awaitsGapReports, Int.random(in: 0..<15, using: &clears) == 0 {
                 try await Self.cacheCleared(
                     harness, late, subjects, &rare, online: online, running: running, random: &clears, log: &log)
+            }
+            if !(online && running), Bool.random(using: &offlineViews) {
+                try await Self.viewOpenedOfflineInHistory(harness, random: &offlineViews, log: &log, context: "seed \(seed) step \(step)")
             }
             // Not while a gap report is awaited: the app's fetch would fill the gap first.
             if Int.random(in: 0..<6, using: &allNext) == 0, !rare.awaitsGapReports {

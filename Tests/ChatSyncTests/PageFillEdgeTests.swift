@@ -29,20 +29,24 @@ struct PageFillEdgeTests {
     }
 
     /// The same offline read, when the cached range reaches the channel's first message:
-    /// the view holds everything older than the range's end (nothing of carol's), so
-    /// `.previous` has no more; the messages between the range and the viewpoint lie
-    /// above the view's window, and `.next` brings them once the device is online.
-    @Test func anOfflineReadOfTheWholeCacheLeavesTheGapAboveTheWindow() async throws {
+    /// the range says nothing of what lies between its end and the viewpoint, so with
+    /// nothing shown the end is unknown (API §3.1: an empty view's `.previous` is about
+    /// messages at or before its viewpoint), and once online `.previous` brings carol's
+    /// messages. Before, the view was marked as holding the channel's oldest, answered
+    /// `false` for good, and `.next` handed out messages older than its viewpoint (an
+    /// adversarial probe; the MessageCollection model's offline views find it).
+    @Test func anOfflineReadOfTheWholeCacheDoesNotClaimTheEndBelowAnEmptyView() async throws {
         let harness = try await Harness.make(history: 12) { $0.syncBatchSize = 3 }
         try await harness.cacheNewestRangeThenGoOffline(limit: 5)
         let carol = try await postWhileOffline(harness)
-        #expect(try await !carol.fetchSucceededMessages(.previous), "the cache reaches the channel's start")
+        #expect(try await carol.fetchSucceededMessages(.previous), "offline, what lies below the viewpoint is unknown")
+        #expect(await carol.succeededMessages.isEmpty)
 
         await harness.server.setOnline(true, for: "alice")
         await harness.settle()
-        #expect(try await !carol.fetchSucceededMessages(.previous), "nothing is older than the channel's start")
-        _ = try await carol.fetchSucceededMessages(.next)
+        _ = try await carol.fetchSucceededMessages(.previous)
         #expect(await carol.succeededMessages.map(\.text) == ["carol 0", "carol 1", "carol 2"])
+        #expect(try await !carol.fetchSucceededMessages(.previous), "nothing of carol's is older")
     }
 
     /// Carol posts three messages while alice is offline; alice then opens a view of

@@ -177,6 +177,14 @@ extension SyncEngine {
         }
         if chunkHasMore { return delivered >= view.limit ? .pageFull : .readOn }
         if floorInChunk != nil { return .channelEnd }
+        // Offline, a chunk below an empty view's viewpoint stands in for its place (see
+        // ``coverage(for:anchor:direction:)``): it may reach the channel's start, but
+        // nothing says what lies between its end and the viewpoint, so with nothing shown
+        // the end is unknown. Marked, the view said for good that no message lay at or
+        // before its viewpoint (an adversarial probe; the model's fetch check).
+        if direction == .previous, !atLiveTop, anchor.key > chunk.end, view.succeeded.isEmpty {
+            return .chunkEnd
+        }
         if isEnd(of: chunk, direction, view) {
             markExhausted(view, direction, chunk: chunk)
             return .channelEnd
