@@ -49,6 +49,26 @@ struct PageFillEdgeTests {
         #expect(try await !carol.fetchSucceededMessages(.previous), "nothing of carol's is older")
     }
 
+    /// Online, a view whose viewpoint lies past the live edge reads the live chunk in its
+    /// place, which is the whole story: when that chunk reaches the channel's first
+    /// message and holds nothing of the view's filter, `.previous` says so. (A first
+    /// version of the fix above also left this end unknown, and the view asked the
+    /// service below the channel's start on every fetch; the review found it.)
+    @Test func anEmptyViewPastTheLiveEdgeOnlineKnowsTheEnd() async throws {
+        let harness = try await Harness.make(history: 12) { $0.syncBatchSize = 50 }
+        let all = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 50)
+        await harness.online()
+        #expect(try await !all.fetchSucceededMessages(.previous), "the whole channel is cached")
+        await harness.server.advanceClock(by: 10)
+        let nobody = try await harness.manager.messageCollection(
+            channelURL: Harness.channel, filter: MessageFilter(senderIds: ["nobody"]), viewpoint: await harness.server.now, limit: 5)
+        await harness.settle()
+        let requests = await harness.server.requestCount
+        #expect(try await !nobody.fetchSucceededMessages(.previous), "no message of the filter exists")
+        #expect(try await !nobody.fetchSucceededMessages(.previous))
+        #expect(await harness.server.requestCount == requests, "the cache answers: nothing is asked below the channel's start")
+    }
+
     /// Carol posts three messages while alice is offline; alice then opens a view of
     /// carol's messages at a viewpoint past them all.
     private func postWhileOffline(_ harness: Harness) async throws -> MessageCollection {

@@ -25,6 +25,7 @@ actor SendAnswerLostOffline: ForwardingChatService {
 
     func sendMessage(_ request: SendMessageRequest) async throws -> Message {
         guard let server = armed else { return try await base.sendMessage(request) }
+        armed = nil  // one send only, even when another lane's send comes in meanwhile
         // The echo goes down with the answer: held, then dropped as the connection breaks.
         await server.holdEvents(for: "alice")
         let stored: Message
@@ -32,9 +33,9 @@ actor SendAnswerLostOffline: ForwardingChatService {
             stored = try await base.sendMessage(request)
         } catch {
             await server.releaseEvents(for: "alice")
-            throw error  // not stored: the next send is the one to lose
+            armed = server  // not stored: the next send is the one to lose
+            throw error
         }
-        armed = nil
         lost = stored.reqId
         await server.setOnline(false, for: "alice")
         await server.releaseEvents(for: "alice")  // offline: nothing reaches alice

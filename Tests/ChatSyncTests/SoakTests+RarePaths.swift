@@ -158,7 +158,8 @@ extension SoakTests {
         // before the app appends, and the echo, the answer or both may come first.
         var late = SeededGenerator(seed: UInt64(state.log.count) &* 0x9E37_79B9 &+ 7)
         if Int.random(in: 0..<3, using: &late) == 0 {
-            try await hostSendAppendedLate(pending, subject, harness, answerFirst: Bool.random(using: &late), state: &state)
+            try await hostSendAppendedLate(
+                pending, subject, harness, answerFirst: Bool.random(using: &late), echoLate: Bool.random(using: &late), state: &state)
             return
         }
         try await subject.model.collection.appendMessage(pending)
@@ -195,15 +196,18 @@ extension SoakTests {
         await server.setEventsCarryReqId(true)
     }
 
-    /// The host's SDK sends `pending` and the service's echo reaches alice (and, when
-    /// `answerFirst`, the host hands over the answer) before the app appends it: the
-    /// message is in no list twice, and nothing waits for an echo that came already.
+    /// The host's SDK sends `pending` before the app appends it; the service's echo
+    /// reaches alice before the append too, or (`echoLate`) after it, and when
+    /// `answerFirst` the host hands over the answer before the append: the message is in
+    /// no list twice, and nothing waits for an echo that came already.
     private func hostSendAppendedLate(
-        _ pending: Message, _ subject: Subject, _ harness: Harness, answerFirst: Bool, state: inout SoakState
+        _ pending: Message, _ subject: Subject, _ harness: Harness, answerFirst: Bool, echoLate: Bool, state: inout SoakState
     ) async throws {
         let (server, engine) = (harness.server, harness.manager.engine)
         let request = SendMessageRequest(reqId: pending.reqId, channelURL: pending.channelURL, kind: .text, text: pending.text)
+        if echoLate { await server.holdEvents(for: "alice") }
         guard let sent = try? await server.service(for: "alice").sendMessage(request) else {
+            await server.releaseEvents(for: "alice")
             state.log.append("host send failed before the append")
             return
         }
@@ -212,7 +216,8 @@ extension SoakTests {
         if answerFirst { await subject.model.collection.handleSendMessageResponse(sent, error: nil) }
         try await subject.model.collection.appendMessage(pending)
         if !answerFirst { await subject.model.collection.handleSendMessageResponse(sent, error: nil) }
+        await server.releaseEvents(for: "alice")
         state.hostStored.insert(pending.reqId)
-        state.log.append("host send, echo\(answerFirst ? " and answer" : "") before the append")
+        state.log.append("host send, \(answerFirst ? "answer and " : "")echo \(echoLate ? "after" : "before") the append")
     }
 }

@@ -111,8 +111,8 @@ public final class MessageCollection: Sendable {
         try await engine.fetchSucceeded(id, direction)
     }
 
-    /// Fetches `.next` until the view holds the newest message. Offline it delivers all
-    /// the cache holds beyond the view. It ends early, without throwing, when a round
+    /// Fetches `.next` until the view holds the newest message. Offline it delivers what
+    /// the cached range the view is in holds beyond it. It ends early, without throwing, when a round
     /// brings nothing newer (offline past the cache, or the service failed for now): a
     /// later call, or the sync's own retries, go on from there.
     public func fetchAllNextMessages() async throws {
@@ -172,8 +172,8 @@ public final class MessageCollection: Sendable {
     /// Shows a message the app is sending through its own SDK as pending
     /// (`.pending(.insert)`). Its `reqId` must be set; ChatSync never sends it, only
     /// resolves it by `reqId` (here, by real-time echo, by sync, or after a relaunch).
-    /// One this device already knows as sent (its echo came before the call) is not
-    /// added: it shows as succeeded already.
+    /// One whose echo came before the call is not added: it shows as succeeded already.
+    /// One whose answer the host handed over before the call is resolved with it at once.
     public func appendMessage(_ message: Message) async throws {
         try await engine.appendHostMessage(message, toViewOf: id)
     }

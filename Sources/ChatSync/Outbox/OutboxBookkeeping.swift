@@ -37,6 +37,22 @@ struct OutboxBookkeeping {
     var uploads: [String: Task<FileInfo, any Error>] = [:]
     /// Messages of this device that synced lately, for `message(reqId:)`.
     private(set) var recentlySynced = RecentlySynced()
+    /// The host's answers to sends it handed over before the app appended the message
+    /// (two tasks of the host racing): the append resolves with them at once. At most
+    /// ``hostAnswerCapacity`` are kept; an answer never followed by its append is dropped.
+    private(set) var hostAnswersBeforeAppend: [String: Message] = [:]
+    static let hostAnswerCapacity = 100
+
+    /// Keeps the host's answer for a message not appended yet.
+    mutating func keepHostAnswer(_ answer: Message) {
+        if hostAnswersBeforeAppend.count >= Self.hostAnswerCapacity, let any = hostAnswersBeforeAppend.keys.first {
+            hostAnswersBeforeAppend[any] = nil
+        }
+        hostAnswersBeforeAppend[answer.reqId] = answer
+    }
+
+    /// The host's answer kept for `reqId`, taken.
+    mutating func takeHostAnswer(_ reqId: String) -> Message? { hostAnswersBeforeAppend.removeValue(forKey: reqId) }
     /// Messages the service deleted during this run, so that an answer naming one is
     /// known for a message sent and deleted since.
     var deletedLately = DeletedLately()

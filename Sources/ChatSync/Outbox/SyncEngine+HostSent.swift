@@ -13,8 +13,15 @@ extension SyncEngine {
         // The host's SDK may have sent it before the app appended it, and its echo (or a
         // sync) come first: it shows as succeeded already, and a pending copy would list it
         // twice and wait for an echo that came. Nothing is added.
-        if let known = try store.message(reqId: message.reqId) ?? outbox.awaitingEcho[message.reqId]
-            ?? outbox.recentlySynced[message.reqId], known.channelURL == message.channelURL
+        if let cached = try store.message(reqId: message.reqId), cached.channelURL == message.channelURL {
+            _ = outbox.takeHostAnswer(message.reqId)
+            return
+        }
+        // The host handed over the answer first: shown as pending, then resolved with it
+        // at once (it waits for its echo where that keeps the views contiguous).
+        let early = outbox.takeHostAnswer(message.reqId).flatMap { $0.channelURL == message.channelURL ? $0 : nil }
+        if early == nil, let known = outbox.awaitingEcho[message.reqId] ?? outbox.recentlySynced[message.reqId],
+            known.channelURL == message.channelURL
         {
             return
         }
@@ -23,6 +30,7 @@ extension SyncEngine {
         let entry = try store.insertOutbox(OutboxEntry(message: pending, origin: .host))
         outbox.noteListed(channelURL: entry.channelURL, createdAt: entry.message.createdAt)
         present(entry, entering: true)
+        if let early { try resolveSent(entry, sent: early) }
     }
 
     func handleHostResponse(_ message: Message?, error: (any Error)?) {
@@ -37,8 +45,8 @@ extension SyncEngine {
             } else if message.messageId > 0 {
                 guard try store.outboxEntry(reqId: message.reqId) != nil else {
                     // Answered before the app appended it (or after it was resolved or
-                    // removed): remembered as sent, so that a later append adds nothing.
-                    outbox.retire(message.asSynced)
+                    // removed): kept for the append, which resolves with it at once.
+                    outbox.keepHostAnswer(message.asSynced)
                     return
                 }
                 try resolveSent(reqId: message.reqId, sent: message)

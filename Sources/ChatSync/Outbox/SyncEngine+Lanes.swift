@@ -108,10 +108,7 @@ extension SyncEngine {
             let classified = ChatServiceError.classify(error)
             if classified.code == .badResponse { logger.warning("the service's answer to sending \(reqId) was refused: \(classified)") }
             entry.message.uploadProgress = nil
-            guard classified.isTransient else {
-                entry.mayBeStored = false  // refused for good: the service stored nothing
-                return try fail(entry, failure: classified.failure)
-            }
+            guard classified.isTransient else { return try fail(entry, failure: classified.failure) }
             let unreachable = classified.code == .network || !isOnline || epoch != epochAtStart
             if !unreachable { entry.attempts += 1 }
             guard entry.attempts <= options.sendRetryLimit else { return try fail(entry, failure: classified.failure) }

@@ -22,8 +22,9 @@ struct OutboxEntry: Sendable, Hashable {
     /// answer with the earlier text is then followed by an edit.
     var textCorrected: Bool
     /// A send request for it went out, answered or not: the service may hold it, so it
-    /// can no longer be cancelled (API §4.6). Kept across relaunches; a refusal for good
-    /// (the service stored nothing) clears it.
+    /// can no longer be cancelled (API §4.6). Kept across relaunches, and after a refusal
+    /// for good too: an earlier attempt, its answer lost, may have stored it. A failed
+    /// message stays cancellable whatever it says.
     var mayBeStored: Bool
 
     init(

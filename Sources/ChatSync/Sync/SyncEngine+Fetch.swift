@@ -177,14 +177,15 @@ extension SyncEngine {
         }
         if chunkHasMore { return delivered >= view.limit ? .pageFull : .readOn }
         if floorInChunk != nil { return .channelEnd }
+        // Whether the read began at the anchor, or below an anchor the chunk does not
+        // reach with the span between proven empty (the chunk reaches the live edge online).
+        let readFromAnchor = anchor.key <= chunk.end || atLiveTop || (isOnline && isEnd(of: chunk, .next, view))
         // Offline, a chunk below an empty view's viewpoint stands in for its place (see
         // ``coverage(for:anchor:direction:)``): it may reach the channel's start, but
         // nothing says what lies between its end and the viewpoint, so with nothing shown
         // the end is unknown. Marked, the view said for good that no message lay at or
-        // before its viewpoint (an adversarial probe; the model's fetch check).
-        if direction == .previous, !atLiveTop, anchor.key > chunk.end, view.succeeded.isEmpty {
-            return .chunkEnd
-        }
+        // before its viewpoint (an adversarial probe; the model's offline views).
+        if direction == .previous, !readFromAnchor, view.succeeded.isEmpty { return .chunkEnd }
         if isEnd(of: chunk, direction, view) {
             markExhausted(view, direction, chunk: chunk)
             return .channelEnd
@@ -197,7 +198,6 @@ extension SyncEngine {
         // began below an anchor the chunk does not reach and nothing proves the span
         // between empty (offline, the newest cached chunk stands in for the viewpoint's
         // place): the view's next fetches must still start from the anchor.
-        let readFromAnchor = anchor.key <= chunk.end || atLiveTop || (isOnline && isEnd(of: chunk, .next, view))
         if direction == .previous, readFromAnchor {
             view.bounds.extendLower(to: chunk.start)
         }
@@ -211,7 +211,6 @@ extension SyncEngine {
         return .chunkEnd
     }
 
-    /// Fetches `.next` until the view reaches the newest message.
     /// Fetches `.next` while it brings newer messages. Offline it goes on as long as the
     /// cache serves more. A round that moved the view's newest message nowhere (past
     /// what the cache holds offline, or a service that failed) ends it with the rest left
