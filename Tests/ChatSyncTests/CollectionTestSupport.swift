@@ -154,6 +154,16 @@ final class EventRecorder: MessageCollectionHandler {
         Set(events.flatMap { event -> [String] in if case .failed(_, let messages, _) = event { messages.map(\.reqId) } else { [] } })
     }
     var gapCount: Int { events.filter { $0 == .hugeGapDetected }.count }
+    /// Messages removed for the failed list's limits (count or age) while not failed: a
+    /// resend in flight, which the limits must leave alone (Guarantees: Failure, retries and resend policy).
+    var removedForLimitsWhileNotFailed: [Message] {
+        events.flatMap { event -> [Message] in
+            guard case .failed(.remove, let messages, let reason) = event,
+                reason == .removeExceededMaxCount || reason == .removeRetentionExpired
+            else { return [] }
+            return messages.filter { $0.syncState != .failed }
+        }
+    }
     var failedOperations: [OutboxOperation] {
         events.compactMap { if case .operationFailed(let operation, _) = $0 { operation } else { nil } }
     }
@@ -275,6 +285,10 @@ func checkInvariants(
     #expect(
         twice.isEmpty,
         "never in two lists: \(twice) in succeeded \(succeeded.filter { twice.contains($0.reqId) }) pending \(pending.filter { twice.contains($0.reqId) }) failed \(failed.filter { twice.contains($0.reqId) }) \(context)",
+        sourceLocation: sourceLocation)
+    let inFlight = recorder.removedForLimitsWhileNotFailed
+    #expect(
+        inFlight.isEmpty, "the failed list's limits removed a message being resent: \(inFlight) \(context)",
         sourceLocation: sourceLocation)
     let capacity = await collection.engine.options.messageCollectionCapacity
     #expect(succeeded.count <= capacity, "a view holds at most its capacity, \(capacity) \(context)", sourceLocation: sourceLocation)

@@ -35,9 +35,14 @@ struct OutboxModelTests {
         defer { dir.cleanUp() }
         let attachment = try makeAttachment(in: dir)
         let policy = [MessageResendPolicy.none, .manual, .automatic][Int(seed % 3)]
+        var limits = SeededGenerator(seed: seed &+ 70_000)
+        let cap = SyncManagerOptions.failedListCap(using: &limits)
         var (harness, lostAnswers) = try await Harness.makeWrapped(
             seed: seed, databasePath: dir.path("cache.sqlite"),
-            configure: { $0.applyScheduleSettings(policy: policy, using: &random) }, wrapper: { SendAnswerLostOffline(base: $0) })
+            configure: {
+                $0.applyScheduleSettings(policy: policy, using: &random)
+                if let cap { $0.maxFailedMessageCountPerChannel = cap }
+            }, wrapper: { SendAnswerLostOffline(base: $0) })
         let server = harness.server
         for index in 0..<Int.random(in: 0...40, using: &random) {
             try await server.post(.text("h\(index)"), from: "bob", to: Harness.channel)
@@ -211,12 +216,16 @@ struct OutboxModelTests {
         await server.setOnline(true, for: "alice")
         await harness.settle()
         try await harness.resendFailedAndSettle(retryableOnly: true)
+        for subject in subjects { everFailed.formUnion(subject.recorder.failedReqIds) }
         let onServer = await server.messages(in: Harness.channel).map(\.reqId).filter { !$0.isEmpty }
         let outbox = try harness.outbox()
         for message in sent {
             let copies = onServer.filter { $0 == message.reqId }.count
-            let context = "seed \(seed) policy \(policy) \(message.permanent ? "bad" : "good") message; \(log)"
+            let context =
+                "seed \(seed) policy \(policy) cap \(cap.map(String.init) ?? "-") \(message.permanent ? "bad" : "good") message; \(log)"
             #expect(copies <= 1, "never doubled: \(context)")
+            // A message that failed may have been dropped for the failed list's count.
+            let mayBeDropped = cap != nil && everFailed.contains(message.reqId)
             // One that failed between the list read and the cancel was cancelled as failed.
             if cancelledUnsent.contains(message.reqId), !everFailed.contains(message.reqId) {
                 #expect(copies == 0, "a message cancelled before it failed never reaches the service: \(context)")
@@ -224,13 +233,14 @@ struct OutboxModelTests {
             if message.permanent {
                 #expect(copies == 0, "refused for good: \(context)")
                 let kept = outbox.contains { $0.reqId == message.reqId }
-                #expect(
-                    kept == (policy != .none && !withdrawn.contains(message.reqId)), "kept as failed unless dropped or deleted: \(context)")
-            } else if !withdrawn.contains(message.reqId) && policy != .none {
+                let keptAsFailed = policy != .none && !withdrawn.contains(message.reqId)
+                #expect(kept == keptAsFailed || (mayBeDropped && !kept), "kept as failed unless dropped or deleted: \(context)")
+            } else if !withdrawn.contains(message.reqId) && policy != .none && !mayBeDropped {
                 #expect(copies == 1, "nothing sent is lost: \(context)")
             }
         }
         #expect(outbox.allSatisfy { $0.message.syncState == .failed }, "nothing left pending: seed \(seed)")
+        if let cap { #expect(outbox.count <= cap, "the failed list keeps at most \(cap): seed \(seed) \(log)") }
         // Edits that failed for good during the flush (a correction's follow-up among them).
         written.noteFailures(operationFailures.operations)
         try await written.checkFinal(harness, echoDropped: echoDropped, context: "seed \(seed) policy \(policy): \(log)")

@@ -179,6 +179,14 @@ extension SyncManagerOptions {
         hugeGapThreshold = 40
         messageCollectionCapacity = 200
     }
+
+    /// In half the schedules, a failed list of one to three messages per channel, so that
+    /// the count limit drops messages while others fail and are resent; `nil` (the high
+    /// limit of `applyScheduleSettings`) in the others. Drawn from a generator of its own,
+    /// so that each seed's other draws stay what they were.
+    static func failedListCap(using random: inout SeededGenerator) -> Int? {
+        Bool.random(using: &random) ? Int.random(in: 1...3, using: &random) : nil
+    }
 }
 
 extension Harness {

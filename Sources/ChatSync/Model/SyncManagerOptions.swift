@@ -30,7 +30,9 @@ public struct SyncManagerOptions: Sendable {
     public var messageResendPolicy: MessageResendPolicy = .manual
     /// How many times the automatic policy resends one failed message.
     public var automaticMessageResendRetryCount: Int = 10
-    /// The most failed messages kept per channel; the oldest are removed first.
+    /// The most failed messages kept per channel; the oldest are removed first. A message
+    /// being resent is neither counted nor removed while in flight, so the list may hold
+    /// more until resends end.
     public var maxFailedMessageCountPerChannel: Int = 20
     /// Failed messages older than this are removed.
     public var failedMessageRetentionDays: Int = 7

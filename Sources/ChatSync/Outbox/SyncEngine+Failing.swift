@@ -91,7 +91,7 @@ extension SyncEngine {
     }
 
     /// Keeps at most `maxFailedMessageCountPerChannel` failed messages (oldest go first)
-    /// and none older than `failedMessageRetentionDays`.
+    /// and none older than `failedMessageRetentionDays`; a resend in flight is left alone.
     func enforceFailedLimits(channelURL: String? = nil) throws {
         let oldestAllowed = now - Int64(options.failedMessageRetentionDays) * 86_400_000
         // One aggregate query finds the channels that need a closer look.
@@ -111,9 +111,14 @@ extension SyncEngine {
                 kept[entry.channelURL, default: []].append(entry)
             }
         }
-        for entries in kept.values where entries.count > options.maxFailedMessageCountPerChannel {
-            let byAge = entries.sorted { ($0.failedAt ?? 0, $0.seq) < ($1.failedAt ?? 0, $1.seq) }
-            for entry in byAge.prefix(entries.count - options.maxFailedMessageCountPerChannel) {
+        // A resend in flight neither counts nor goes: the service may be storing it now and
+        // the app asked for it; were it to count, the message failing beside it would be
+        // the one to go, at once. It counts again if its resend fails.
+        for entries in kept.values {
+            let atRest = entries.filter { $0.message.syncState == .failed }
+            guard atRest.count > options.maxFailedMessageCountPerChannel else { continue }
+            let byAge = atRest.sorted { ($0.failedAt ?? 0, $0.seq) < ($1.failedAt ?? 0, $1.seq) }
+            for entry in byAge.prefix(atRest.count - options.maxFailedMessageCountPerChannel) {
                 try drop(entry, reason: .removeExceededMaxCount)
             }
         }
