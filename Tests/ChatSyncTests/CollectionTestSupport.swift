@@ -154,6 +154,26 @@ final class EventRecorder: MessageCollectionHandler {
         Set(events.flatMap { event -> [String] in if case .failed(_, let messages, _) = event { messages.map(\.reqId) } else { [] } })
     }
     var gapCount: Int { events.filter { $0 == .hugeGapDetected }.count }
+    /// The reasons given when a message of the failed list, in flight again (resent, or
+    /// found in flight after a relaunch), failed again: under the `.manual` policy every
+    /// resend is the app's, so each must be `.updateResendFailed` (API §4.3).
+    var reasonsWhenFailedAgain: [(reqId: String, reason: FailedMessageEventActionReason)] {
+        var inFlight: Set<String> = []
+        var reasons: [(reqId: String, reason: FailedMessageEventActionReason)] = []
+        for case .failed(let action, let messages, let reason) in events {
+            for message in messages {
+                if action == .remove || action == .clear {
+                    inFlight.remove(message.reqId)
+                } else if message.syncState != .failed {
+                    inFlight.insert(message.reqId)
+                } else if inFlight.remove(message.reqId) != nil, action == .update {
+                    reasons.append((message.reqId, reason))
+                }
+            }
+            if action == .clear { inFlight.removeAll() }
+        }
+        return reasons
+    }
     /// Messages removed for the failed list's limits (count or age) while not failed: a
     /// resend in flight, which the limits must leave alone (Guarantees: Failure, retries and resend policy).
     var removedForLimitsWhileNotFailed: [Message] {

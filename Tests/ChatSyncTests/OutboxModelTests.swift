@@ -208,7 +208,7 @@ struct OutboxModelTests {
                 written.noteFailures(subject.recorder.failedOperations)
             }
             written.noteFailures(operationFailures.operations)
-            try await check(harness, subjects, sent: sent, everFailed: everFailed, seed: seed, step: step, log: log)
+            try await check(harness, subjects, policy: policy, sent: sent, everFailed: everFailed, seed: seed, step: step, log: log)
         }
 
         // Flush: a healthy connection, every failure resent, until nothing moves.
@@ -256,7 +256,8 @@ struct OutboxModelTests {
     }
 
     private func check(
-        _ harness: Harness, _ subjects: [ModelSubject], sent: [Sent], everFailed: Set<String>, seed: UInt64, step: Int, log: [String]
+        _ harness: Harness, _ subjects: [ModelSubject], policy: MessageResendPolicy, sent: [Sent], everFailed: Set<String>,
+        seed: UInt64, step: Int, log: [String]
     ) async throws {
         let context = "seed \(seed) step \(step): \(log.suffix(6))"
         let onServer = await harness.server.messages(in: Harness.channel)
@@ -284,6 +285,10 @@ struct OutboxModelTests {
             #expect(
                 Set(pending.map(\.reqId) + failed.map(\.reqId)) == inOutbox.union(awaitingEcho.intersection(pending.map(\.reqId))),
                 "the pending and failed lists are the outbox: \(context)")
+            if policy == .manual {
+                let unmarked = subject.recorder.reasonsWhenFailedAgain.filter { $0.reason != .updateResendFailed }
+                #expect(unmarked.isEmpty, "under .manual a failed resend is reported as one: \(unmarked) \(context)")
+            }
             let misplaced = listedPendingButFailed(pending, outbox: outbox)
             #expect(misplaced.isEmpty, "a failed message, resent or not, stays in the failed list: \(misplaced) \(context)")
             #expect(succeeded.allSatisfy(subject.filter.matches))

@@ -2,7 +2,8 @@
 public enum FailedMessageEventActionReason: String, Sendable, Hashable {
     /// No particular reason: a message failed, or its state changed.
     case none
-    /// A resend failed, or the automatic resends were used up.
+    /// A resend the app asked for failed (under ``MessageResendPolicy/manual``, also one
+    /// that a relaunch found in flight), or the automatic resends were used up.
     case updateResendFailed
     /// A resend succeeded; the message moves to the succeeded list.
     case removeResendSucceeded

@@ -11,7 +11,9 @@ extension SyncEngine {
         var entry = entry
         let wasFailed = entry.isInFailedList
         failureWitness?(entry.reqId)
-        let manual = outbox.endAttempt(entry.reqId)
+        // Under `.manual` every resend is the app's, also one whose in-memory note a
+        // relaunch lost (failed by the relaunch's reconciliation).
+        let manual = outbox.endAttempt(entry.reqId) || (wasFailed && options.messageResendPolicy == .manual)
         entry.message.syncState = .failed
         entry.message.failure = failure
         entry.message.uploadProgress = nil
