@@ -17,12 +17,13 @@ struct OutboxModelTests {
         let permanent: Bool
     }
 
-    /// Every edit or deletion that failed for good, across relaunches.
+    /// Every edit or deletion that failed for good, and every message that failed, across relaunches.
     private let operationFailures = FailureLog()
 
     private func open(_ harness: Harness, filters: [MessageFilter]) async throws -> [ModelSubject] {
         let failures = operationFailures
         await harness.manager.engine.setOperationFailureWitness { failures.record($0) }
+        await harness.manager.engine.setFailureWitness { failures.record($0) }
         var subjects: [ModelSubject] = []
         for filter in filters { subjects.append(try await ModelSubject.open(harness.manager, filter: filter, limit: 10)) }
         return subjects
@@ -208,7 +209,10 @@ struct OutboxModelTests {
                 written.noteFailures(subject.recorder.failedOperations)
             }
             written.noteFailures(operationFailures.operations)
-            try await check(harness, subjects, policy: policy, sent: sent, everFailed: everFailed, seed: seed, step: step, log: log)
+            everFailed.formUnion(operationFailures.reqIds)  // dropped under `.none` too, seen by no list
+            try await check(
+                harness, subjects, policy: policy, cap: cap, sent: sent, withdrawn: withdrawn, everFailed: everFailed, seed: seed,
+                step: step, log: log)
         }
 
         // Flush: a healthy connection, every failure resent, until nothing moves.
@@ -256,8 +260,8 @@ struct OutboxModelTests {
     }
 
     private func check(
-        _ harness: Harness, _ subjects: [ModelSubject], policy: MessageResendPolicy, sent: [Sent], everFailed: Set<String>,
-        seed: UInt64, step: Int, log: [String]
+        _ harness: Harness, _ subjects: [ModelSubject], policy: MessageResendPolicy, cap: Int?, sent: [Sent], withdrawn: Set<String>,
+        everFailed: Set<String>, seed: UInt64, step: Int, log: [String]
     ) async throws {
         let context = "seed \(seed) step \(step): \(log.suffix(6))"
         let onServer = await harness.server.messages(in: Harness.channel)
@@ -272,6 +276,16 @@ struct OutboxModelTests {
             #expect(order == order.sorted(), "lane \(lane) out of order: \(context)")
         }
         let outbox = try harness.outbox()
+        // `message(reqId:)` knows every message the app sent and did not withdraw, in any
+        // connection state and across relaunches: in the outbox, cached, or answered and
+        // awaiting its echo (API §4.3). Only a failure may drop one (policy `.none`, or the
+        // failed list's count).
+        for message in sent where !withdrawn.contains(message.reqId) {
+            let mayBeDropped = everFailed.contains(message.reqId) && (policy == .none || cap != nil)
+            if !mayBeDropped, await harness.manager.message(reqId: message.reqId) == nil {
+                Issue.record("message(reqId:) forgot a message alice sent: \(message.reqId) \(context)")
+            }
+        }
         let awaitingAnswers = await harness.manager.engine.outbox.awaitingEcho
         let awaitingEcho = Set(awaitingAnswers.keys)
         await checkListedAlike(subjects, context: context)

@@ -29,7 +29,8 @@ struct SchemaUpgradeTests {
                     ALTER TABLE outbox DROP COLUMN text_corrected;
                     ALTER TABLE outbox DROP COLUMN may_be_stored;
                     UPDATE metadata SET schema_version = 1;
-                    DELETE FROM grdb_migrations WHERE identifier IN ('v2', 'v3', 'v4');
+                    DELETE FROM grdb_migrations WHERE identifier IN ('v2', 'v3', 'v4', 'v5');
+                    DROP TABLE synced_lately;
                     DROP TABLE channel_use;
                     DROP INDEX channel_by_activity;
                     DROP INDEX channel_by_creation;
@@ -68,6 +69,10 @@ struct SchemaUpgradeTests {
         let after = await harness.serverMessages()
         #expect(after.first { $0.messageId == mine[0].messageId }?.text == "edited")
         #expect(!after.contains { $0.messageId == mine[1].messageId })
+        // And the table of messages synced lately: both sends were remembered there, and the
+        // deleted one is forgotten.
+        let remembered = try harness.manager.engine.store.read { try String.fetchAll($0, sql: "SELECT req_id FROM synced_lately") }
+        #expect(remembered == [mine[0].reqId])
         let version = try harness.manager.engine.store.read { try Int.fetchOne($0, sql: "SELECT schema_version FROM metadata") }
         #expect(version == StoreSchema.version)
         await harness.manager.close()

@@ -108,6 +108,7 @@ struct SoakTests {
         var state = SoakState()
         state.seed = seed
         state.failedListCap = cap
+        state.policy = policy
         var subjects = try await openSubjects(harness, failures: state.failures)
         await harness.online()
         let badTexts = Self.badTexts
@@ -269,6 +270,7 @@ struct SoakTests {
         var everFailed: Set<String> = []  // these may leave their lane's order
         /// The failed list's count limit per channel when the schedule set a small one.
         var failedListCap: Int?
+        var policy = MessageResendPolicy.manual
         /// Every message the engine failed, in a channel with a view or not.
         let failures = FailureLog()
         var online = true
@@ -418,6 +420,17 @@ struct SoakTests {
             }
         }
         #expect(harness.syncPassOverlaps.count == 0, "passes of one connection's reconnect sync overlapped: \(context)")
+        // `message(reqId:)` knows every message of alice's that the service holds, in any
+        // connection state, across relaunches and evictions (API §4.3), unless a failure
+        // dropped it from the outbox (policy `.none`, or the failed list's count).
+        let held = Set(truth.values.joined().map(\.reqId))
+        let failed = state.everFailed.union(state.failures.reqIds)
+        for sent in state.sent where held.contains(sent.reqId) && !state.withdrawn.contains(sent.reqId) {
+            if failed.contains(sent.reqId) && (state.policy == .none || state.failedListCap != nil) { continue }
+            if await harness.manager.message(reqId: sent.reqId) == nil {
+                Issue.record("message(reqId:) forgot \(sent.reqId), which the service holds: \(context)")
+            }
+        }
         if state.online && state.running {
             // Nothing waits for ever: every lane ran dry or failed its messages, every
             // response that beat its echo met it, and every host-sent message the

@@ -133,20 +133,27 @@ struct OutboxBookkeeping {
         recentlySynced.remember(synced)
     }
 
-    /// The service deleted these messages: remembered as deleted, and no longer answered as synced.
-    mutating func noteDeleted(channelURL: String, messageIds: [Int64]) {
+    /// The service deleted these messages: remembered as deleted, and no longer answered
+    /// as synced. Answers whether a synced copy was forgotten (the store's must go too).
+    mutating func noteDeleted(channelURL: String, messageIds: [Int64]) -> Bool {
         deletedLately.remember(channelURL: channelURL, messageIds: messageIds)
-        recentlySynced.forget(channelURL: channelURL, messageIds: messageIds)
+        return recentlySynced.forget(channelURL: channelURL, messageIds: messageIds)
     }
 
     /// The message turned out deleted already (missing from a range the cache holds as
-    /// complete): it is no longer answered as synced.
-    mutating func forgetSynced(_ message: Message) {
+    /// complete): it is no longer answered as synced. Answers whether it was remembered.
+    mutating func forgetSynced(_ message: Message) -> Bool {
         recentlySynced.forget(channelURL: message.channelURL, messageIds: [message.messageId])
     }
 
     /// A newer version of a message of this device arrived: a remembered copy follows it.
-    mutating func noteUpdated(_ message: Message) { recentlySynced.refresh(message) }
+    /// Answers whether one did (the store's must follow too).
+    mutating func noteUpdated(_ message: Message) -> Bool { recentlySynced.refresh(message) }
+
+    /// The messages an earlier run remembered as synced lately, oldest first.
+    mutating func restoreSynced(_ messages: [Message]) {
+        for message in messages { recentlySynced.remember(message) }
+    }
 
     /// A send attempt failed: the entry is no longer uploading or resent by hand.
     /// Answers whether the attempt was a resend the app asked for.

@@ -34,6 +34,11 @@ struct RecentlySynced {
 
     subscript(reqId: String) -> Message? { byReqId[reqId]?.message }
 
+    /// The request ids of the copies remembered in `channelURL`, in no order.
+    func reqIds(in channelURL: String) -> [String] {
+        byReqId.compactMap { $0.value.message.channelURL == channelURL ? $0.key : nil }
+    }
+
     mutating func remember(_ message: Message) {
         if let earlier = byReqId[message.reqId] { unindex(earlier.message) }
         numbers += 1
@@ -51,23 +56,33 @@ struct RecentlySynced {
     }
 
     /// A newer version of a remembered message replaces its copy (an older one never
-    /// does); its request id stays, whether the new version carries it or not.
-    mutating func refresh(_ message: Message) {
-        guard let reqIds = byAddress[Address(message)] else { return }
+    /// does); its request id stays, whether the new version carries it or not. Answers
+    /// whether a copy changed.
+    @discardableResult
+    mutating func refresh(_ message: Message) -> Bool {
+        guard let reqIds = byAddress[Address(message)] else { return false }
+        var changed = false
         for reqId in reqIds {
             guard let entry = byReqId[reqId], message.updatedAt >= entry.message.updatedAt else { continue }
             var copy = message
             copy.reqId = reqId
             byReqId[reqId] = (copy, entry.number)
+            changed = true
         }
+        return changed
     }
 
-    /// The service deleted these messages: their copies are forgotten.
-    mutating func forget(channelURL: String, messageIds: some Sequence<Int64>) {
+    /// The service deleted these messages: their copies are forgotten. Answers whether
+    /// any was remembered.
+    @discardableResult
+    mutating func forget(channelURL: String, messageIds: some Sequence<Int64>) -> Bool {
+        var forgot = false
         for messageId in messageIds {
             guard let reqIds = byAddress.removeValue(forKey: Address(channelURL: channelURL, messageId: messageId)) else { continue }
             for reqId in reqIds { byReqId[reqId] = nil }
+            forgot = true
         }
+        return forgot
     }
 
     private mutating func unindex(_ message: Message) {

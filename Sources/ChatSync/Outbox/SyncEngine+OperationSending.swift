@@ -59,7 +59,7 @@ extension SyncEngine {
         // Superseded meanwhile (a deletion was queued): the service still applied it, so
         // the cache takes the answer in case that deletion fails and the message returns.
         _ = forget(queued)
-        outbox.noteUpdated(answer)  // also when the cache does not hold it
+        refreshSyncedLately(answer)  // also when the cache does not hold it
         let confirmed = try store.landEdit(operationId: queued.id, answer: answer)
         if let awaited = awaitedEcho(channelURL: answer.channelURL, messageId: answer.messageId) {
             // Still waiting for its echo, it is shown from the answer kept for it: that

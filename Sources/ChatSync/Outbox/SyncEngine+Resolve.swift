@@ -42,7 +42,7 @@ extension SyncEngine {
             try store.upsertMessages([sent])
             refreshViews(channelURL, with: [sent])
         } else {
-            outbox.forgetSynced(sent)  // deleted before the range was read: not answered as synced
+            forgetSyncedLately(sent)  // deleted before the range was read: not answered as synced
         }
     }
 
@@ -160,7 +160,7 @@ extension SyncEngine {
     /// The service deleted messages of `channelURL`: remembered for answers that name
     /// them later, and any echo of them awaited ends.
     func noteDeleted(channelURL: String, messageIds: [Int64]) {
-        outbox.noteDeleted(channelURL: channelURL, messageIds: messageIds)
+        forgetSyncedLately(channelURL: channelURL, messageIds: messageIds)
         settleOperations(ofDeleted: messageIds, in: channelURL)
         guard !outbox.awaitingEcho.isEmpty else { return }
         let deleted = Set(messageIds)
@@ -176,7 +176,9 @@ extension SyncEngine {
     /// every in-flight fact about it ends, and its observers see it synced (which ends
     /// their streams). The caller decides where the message is shown next.
     private func retire(_ reqId: String, as synced: Message, gone: Bool = false) throws {
-        try store.deleteOutbox(reqId: reqId)
+        // Remembered on disk too, in the same transaction: after a relaunch no cached
+        // range may hold it (its echo had not come, its channel was never viewed).
+        try store.retireOutbox(reqId: reqId, remembering: gone ? nil : synced)
         outbox.retire(synced, gone: gone)
         observers.publish(synced)
     }

@@ -8,7 +8,7 @@ import GRDB
 enum StoreSchema {
     /// The schema this library writes. A database with a higher number was written
     /// by a newer ChatSync and is refused rather than damaged.
-    static let version = 4
+    static let version = 5
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -117,6 +117,24 @@ enum StoreSchema {
                 sql: """
                     ALTER TABLE outbox ADD COLUMN may_be_stored INTEGER NOT NULL DEFAULT 0;
                     UPDATE metadata SET schema_version = 4;
+                    """)
+        }
+        // The messages of this device that synced lately, so that `message(reqId:)` knows
+        // them after a relaunch although no cached range holds them (an answer whose echo
+        // had not come, a channel never viewed, a history evicted or dropped since).
+        migrator.registerMigration("v5") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE synced_lately (
+                        number INTEGER PRIMARY KEY,
+                        channel_url TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        message_id INTEGER NOT NULL,
+                        \(MessageColumns.payloadDefinitions)
+                    );
+                    CREATE UNIQUE INDEX synced_lately_by_req_id ON synced_lately(req_id);
+                    CREATE INDEX synced_lately_by_id ON synced_lately(channel_url, message_id);
+                    UPDATE metadata SET schema_version = 5;
                     """)
         }
         return migrator

@@ -18,6 +18,11 @@ extension SyncEngine {
                 try await $0.messageChangeLogs(channelURL: channelURL, token: nil, limit: limit)
             }
             guard let first, !isClosed else { return false }
+            // Without a token (a first sync, a cleared cache, a refused token), what changed
+            // before it cannot be learnt: the copies of this device's messages synced lately
+            // there are looked up, after the token was taken, so that the change logs catch
+            // whatever changes later. Until they are, the token is not kept.
+            guard await verifySyncedLately(in: channelURL), !isClosed else { return false }
             if try store.syncToken(scope: scope) == nil { try store.setSyncToken(first.token, scope: scope) }
         } else {
             while let since = token {
@@ -54,7 +59,7 @@ extension SyncEngine {
     private func applyChangeLogs(_ logs: MessageChangeLogs, channelURL: String) throws {
         let updated = laterThanTheAnswer(Self.sanitized(logs.updated, channelURL: channelURL), in: channelURL)
         // Also the ones the cache does not hold: `message(reqId:)` may answer them.
-        for message in updated { outbox.noteUpdated(message) }
+        for message in updated { refreshSyncedLately(message) }
         let chunks = try chunks(of: channelURL)
         let refreshed = try store.write { db -> [Message] in
             // Messages the cache holds are refreshed, and so are messages new to it inside a

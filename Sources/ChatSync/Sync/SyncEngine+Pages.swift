@@ -99,7 +99,7 @@ extension SyncEngine {
     /// Messages a page proved deleted leave the views and are remembered as deleted.
     private func forgetRemoved(_ removed: [Int64], in channelURL: String) {
         guard !removed.isEmpty else { return }
-        outbox.noteDeleted(channelURL: channelURL, messageIds: removed)
+        forgetSyncedLately(channelURL: channelURL, messageIds: removed)
         for view in views(of: channelURL) { view.remove(messageIds: Set(removed)) }
     }
 

@@ -60,7 +60,7 @@ extension SyncEngine {
     func applyUpdated(_ messages: [Message]) {
         for message in messages {
             // Also when the cache does not hold it: `message(reqId:)` may answer it.
-            outbox.noteUpdated(message.asSynced)
+            refreshSyncedLately(message.asSynced)
             do {
                 if let index = channels[message.channelURL]?.heldForLive.firstIndex(where: { $0.messageId == message.messageId }),
                     channels[message.channelURL]?.heldForLive[index].createdAt == message.createdAt

@@ -1,0 +1,64 @@
+import GRDB
+
+// MARK: - Messages of this device that synced lately (`message(reqId:)` across relaunches)
+
+extension ChatStore {
+    /// How many are kept: as many as ``RecentlySynced`` holds in memory.
+    static let syncedLatelyCapacity = RecentlySynced.capacity
+
+    private static let rememberSQL =
+        "INSERT OR REPLACE INTO synced_lately (\(MessageColumns.selectList)) VALUES (\(MessageColumns.placeholders))"
+    /// What an edit may change; the request id stays.
+    private static let refreshSQL = """
+        UPDATE synced_lately SET sender_id = ?, kind = ?, text = ?, custom_type = ?, data = ?, file_name = ?,
+            file_mime = ?, file_size = ?, file_url = ?, parent_message_id = ?, updated_at = ?
+        WHERE channel_url = ? AND message_id = ? AND updated_at <= ?
+        """
+
+    /// An outbox entry leaves because the service stored its message, which is
+    /// remembered (unless `synced` is `nil`) in the same transaction: a kill cannot leave
+    /// the message in neither table.
+    func retireOutbox(reqId: String, remembering synced: Message?) throws {
+        try write { db in
+            _ = try Self.deleteOutbox(reqId: reqId, in: db)
+            guard let synced else { return }
+            let statement = try db.cachedStatement(sql: Self.rememberSQL).sqliteStatement
+            try StatementBinder.execute(statement, in: db) { MessageColumns.bind(synced, to: &$0) }
+            // The oldest beyond the capacity go; numbers only grow, so this reads the key alone.
+            try db.cachedStatement(sql: "DELETE FROM synced_lately WHERE number <= ?")
+                .execute(arguments: [db.lastInsertedRowID - Int64(Self.syncedLatelyCapacity)])
+        }
+    }
+
+    /// The service deleted these messages: they are no longer remembered.
+    func forgetSyncedLately(channelURL: String, messageIds: some Sequence<Int64>) throws {
+        try write { db in
+            let statement = try db.cachedStatement(sql: "DELETE FROM synced_lately WHERE channel_url = ? AND message_id = ?")
+            for messageId in messageIds { try statement.execute(arguments: [channelURL, messageId]) }
+        }
+    }
+
+    /// A newer version of a remembered message replaces its copy; its request id stays.
+    func refreshSyncedLately(_ message: Message) throws {
+        try write { db in
+            let arguments: StatementArguments = [
+                message.senderId, message.kind.rawValue, message.text, message.customType, message.data, message.file?.name,
+                message.file?.mimeType, message.file?.size, message.file?.url, message.parentMessageId, message.updatedAt,
+                message.channelURL, message.messageId, message.updatedAt,
+            ]
+            try db.cachedStatement(sql: Self.refreshSQL).execute(arguments: arguments)
+        }
+    }
+
+    /// The remembered messages, oldest first.
+    func syncedLately() throws -> [Message] {
+        try read { db in
+            var messages: [Message] = []
+            let statement = try db.cachedStatement(
+                sql: "SELECT \(MessageColumns.selectList) FROM synced_lately ORDER BY number"
+            ).sqliteStatement
+            try StatementBinder.eachRow(statement, in: db, binding: { _ in }) { messages.append(MessageColumns.message(from: $0)) }
+            return messages
+        }
+    }
+}
