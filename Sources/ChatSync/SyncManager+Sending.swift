@@ -60,13 +60,14 @@ extension SyncManager {
     /// the echo places it among the succeeded messages, so that it never leaves a hole.
     ///
     /// A synced message is answered from the cache, or else from the record of the last
-    /// 1,000 messages this device saw synced, which the cache file keeps across relaunches
-    /// and ``clearCache()``: one answered just before the app was killed, one sent to a
-    /// channel never viewed, one evicted since. The record follows the edits and deletions
-    /// the engine learns of; when a channel's change logs cannot tell what changed (a
-    /// first sync, a cleared cache, an expired token), its messages in the record are
-    /// looked up again by request id. `nil` means the message was never sent from here,
-    /// was removed unsent, or is deleted or long forgotten.
+    /// 1,000 messages this device saw synced, which the cache file keeps across relaunches:
+    /// one answered just before the app was killed (before its echo), one sent to a
+    /// channel no collection showed, one evicted since. The record follows the edits and
+    /// deletions the engine learns of (real-time events, change logs, pages); changes made
+    /// while the app was not running reach it when the message's channel syncs again. It
+    /// goes with ``clearCache()``, and a channel's part with the channel's history (a
+    /// refused change-log token, the channel deleted or left). `nil` means the message
+    /// was never sent from here, was removed unsent, or is deleted or forgotten.
     public func message(reqId: String) async -> Message? {
         await engine.message(reqId: reqId)
     }

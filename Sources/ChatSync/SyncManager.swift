@@ -62,10 +62,9 @@ public final class SyncManager: Sendable {
         await engine.pause()
     }
 
-    /// Drops cached messages, channels and chunks; keeps the outbox, so nothing unsent is
-    /// lost, and the record of the messages this device synced lately that
-    /// ``message(reqId:)`` answers (at most 1,000). To leave nothing on the device, close
-    /// the manager and delete the database file.
+    /// Drops cached messages, channels and chunks, and the record of messages synced lately
+    /// that ``SyncManager/message(reqId:)`` falls back on; keeps the outbox, so nothing
+    /// unsent is lost.
     ///
     /// Open collections stay open and empty (one `.clear` event each). One that showed
     /// the newest messages stands at them again: it gets the newest page and follows the

@@ -174,6 +174,13 @@ final class EventRecorder: MessageCollectionHandler {
         }
         return reasons
     }
+    /// The request ids of the messages removed for the failed list's count.
+    var removedForCount: Set<String> {
+        var removed: Set<String> = []
+        for case .failed(.remove, let messages, .removeExceededMaxCount) in events { removed.formUnion(messages.map(\.reqId)) }
+        return removed
+    }
+
     /// Messages removed for the failed list's limits (count or age) while not failed: a
     /// resend in flight, which the limits must leave alone (Guarantees: Failure, retries and resend policy).
     var removedForLimitsWhileNotFailed: [Message] {

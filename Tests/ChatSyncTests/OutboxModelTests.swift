@@ -60,6 +60,7 @@ struct OutboxModelTests {
         var cancelledUnsent: Set<String> = []
         var echoDropped: Set<String> = []  // stored while the connection broke, answer and echo lost
         var everFailed: Set<String> = []  // across relaunches: these may leave their lane's order
+        var removedForCount: Set<String> = []  // by the failed list's limit, across relaunches
         var log: [String] = []
         // Edits, deletions and corrections come from a generator of their own, so that the
         // schedules of the other steps stay what they were for every seed.
@@ -131,7 +132,10 @@ struct OutboxModelTests {
                 await server.setOnline(online, for: "alice")
             case 80..<88:
                 log.append("relaunch")
-                for subject in subjects { await subject.collection.remove() }
+                for subject in subjects {
+                    removedForCount.formUnion(subject.recorder.removedForCount)
+                    await subject.collection.remove()
+                }
                 try await harness.relaunch()
                 subjects = try await open(harness, filters: filters)
                 await harness.manager.resumeSync()
@@ -182,6 +186,7 @@ struct OutboxModelTests {
                         for subject in subjects {
                             // What the closing collections saw fail since the last check.
                             everFailed.formUnion(subject.recorder.failedReqIds)
+                            removedForCount.formUnion(subject.recorder.removedForCount)
                             written.noteFailures(subject.recorder.failedOperations)
                             await subject.collection.remove()
                         }
@@ -206,12 +211,14 @@ struct OutboxModelTests {
             await harness.settle()
             for subject in subjects {
                 everFailed.formUnion(subject.recorder.failedReqIds)
+                removedForCount.formUnion(subject.recorder.removedForCount)
                 written.noteFailures(subject.recorder.failedOperations)
             }
             written.noteFailures(operationFailures.operations)
             everFailed.formUnion(operationFailures.reqIds)  // dropped under `.none` too, seen by no list
             try await check(
-                harness, subjects, policy: policy, cap: cap, sent: sent, withdrawn: withdrawn, everFailed: everFailed, seed: seed,
+                harness, subjects, policy: policy, removedForCount: removedForCount, sent: sent, withdrawn: withdrawn,
+                everFailed: everFailed, seed: seed,
                 step: step, log: log)
         }
 
@@ -220,7 +227,10 @@ struct OutboxModelTests {
         await server.setOnline(true, for: "alice")
         await harness.settle()
         try await harness.resendFailedAndSettle(retryableOnly: true)
-        for subject in subjects { everFailed.formUnion(subject.recorder.failedReqIds) }
+        for subject in subjects {
+            everFailed.formUnion(subject.recorder.failedReqIds)
+            removedForCount.formUnion(subject.recorder.removedForCount)
+        }
         let onServer = await server.messages(in: Harness.channel).map(\.reqId).filter { !$0.isEmpty }
         let outbox = try harness.outbox()
         for message in sent {
@@ -228,8 +238,7 @@ struct OutboxModelTests {
             let context =
                 "seed \(seed) policy \(policy) cap \(cap.map(String.init) ?? "-") \(message.permanent ? "bad" : "good") message; \(log)"
             #expect(copies <= 1, "never doubled: \(context)")
-            // A message that failed may have been dropped for the failed list's count.
-            let mayBeDropped = cap != nil && everFailed.contains(message.reqId)
+            let mayBeDropped = removedForCount.contains(message.reqId)
             // One that failed between the list read and the cancel was cancelled as failed.
             if cancelledUnsent.contains(message.reqId), !everFailed.contains(message.reqId) {
                 #expect(copies == 0, "a message cancelled before it failed never reaches the service: \(context)")
@@ -260,7 +269,8 @@ struct OutboxModelTests {
     }
 
     private func check(
-        _ harness: Harness, _ subjects: [ModelSubject], policy: MessageResendPolicy, cap: Int?, sent: [Sent], withdrawn: Set<String>,
+        _ harness: Harness, _ subjects: [ModelSubject], policy: MessageResendPolicy, removedForCount: Set<String>, sent: [Sent],
+        withdrawn: Set<String>,
         everFailed: Set<String>, seed: UInt64, step: Int, log: [String]
     ) async throws {
         let context = "seed \(seed) step \(step): \(log.suffix(6))"
@@ -281,7 +291,7 @@ struct OutboxModelTests {
         // awaiting its echo (API §4.3). Only a failure may drop one (policy `.none`, or the
         // failed list's count).
         for message in sent where !withdrawn.contains(message.reqId) {
-            let mayBeDropped = everFailed.contains(message.reqId) && (policy == .none || cap != nil)
+            let mayBeDropped = (everFailed.contains(message.reqId) && policy == .none) || removedForCount.contains(message.reqId)
             if !mayBeDropped, await harness.manager.message(reqId: message.reqId) == nil {
                 Issue.record("message(reqId:) forgot a message alice sent: \(message.reqId) \(context)")
             }

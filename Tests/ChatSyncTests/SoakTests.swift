@@ -35,6 +35,7 @@ struct SoakTests {
     func openSubjects(_ harness: Harness, failures: FailureLog) async throws -> [Subject] {
         await harness.manager.engine.setFailureWitness { failures.record($0) }
         await harness.manager.engine.setOperationFailureWitness { failures.record($0) }
+        await harness.manager.engine.setHistoryDropWitness { failures.recordHistoryDrop($0) }
         var plans = Self.channels.map { ($0, MessageFilter()) }
         plans.append((Harness.channel, MessageFilter(kinds: [.image])))
         var subjects: [Subject] = []
@@ -246,6 +247,9 @@ struct SoakTests {
             }
             state.failedOperations.formUnion(state.failures.operations.map { MessageRef($0) })
             state.everFailed.formUnion(state.failures.reqIds)
+            for dropped in state.failures.drainHistoryDrops() {
+                state.historyDropped.formUnion(state.sent.filter { dropped == nil || $0.channelURL == dropped }.map(\.reqId))
+            }
             try await check(harness, subjects, state: state, context: context(step, state.log))
             await checkViewsAtNewest(harness, subjects, state: &state, context: context(step, state.log))
         }
@@ -270,6 +274,9 @@ struct SoakTests {
         var everFailed: Set<String> = []  // these may leave their lane's order
         /// The failed list's count limit per channel when the schedule set a small one.
         var failedListCap: Int?
+        /// Messages whose channel's cached history was dropped after they were sent (a
+        /// refused change-log token, a cleared cache): `message(reqId:)` forgot them with it.
+        var historyDropped: Set<String> = []
         var policy = MessageResendPolicy.manual
         /// Every message the engine failed, in a channel with a view or not.
         let failures = FailureLog()
@@ -422,10 +429,12 @@ struct SoakTests {
         #expect(harness.syncPassOverlaps.count == 0, "passes of one connection's reconnect sync overlapped: \(context)")
         // `message(reqId:)` knows every message of alice's that the service holds, in any
         // connection state, across relaunches and evictions (API §4.3), unless a failure
-        // dropped it from the outbox (policy `.none`, or the failed list's count).
+        // dropped it from the outbox (policy `.none`, or the failed list's count) or its
+        // channel's history was dropped since (a cleared cache, a refused token).
         let held = Set(truth.values.joined().map(\.reqId))
         let failed = state.everFailed.union(state.failures.reqIds)
-        for sent in state.sent where held.contains(sent.reqId) && !state.withdrawn.contains(sent.reqId) {
+        for sent in state.sent
+        where held.contains(sent.reqId) && !state.withdrawn.contains(sent.reqId) && !state.historyDropped.contains(sent.reqId) {
             if failed.contains(sent.reqId) && (state.policy == .none || state.failedListCap != nil) { continue }
             if await harness.manager.message(reqId: sent.reqId) == nil {
                 Issue.record("message(reqId:) forgot \(sent.reqId), which the service holds: \(context)")
@@ -569,4 +578,15 @@ final class FailureLog: Sendable {
     /// An edit or deletion failed for good.
     func record(_ operation: OutboxOperation) { failedOperations.withLock { $0.append(operation) } }
     var operations: [OutboxOperation] { failedOperations.withLock { $0 } }
+
+    /// The channels whose cached history the engine dropped since the last drain (`nil`:
+    /// every channel, a cleared cache), told by its history-drop witness.
+    private let droppedHistories = LockedState<[String?]>([])
+    func recordHistoryDrop(_ channelURL: String?) { droppedHistories.withLock { $0.append(channelURL) } }
+    func drainHistoryDrops() -> [String?] {
+        droppedHistories.withLock { drops in
+            defer { drops.removeAll() }
+            return drops
+        }
+    }
 }

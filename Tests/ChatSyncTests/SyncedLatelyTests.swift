@@ -32,33 +32,71 @@ struct SyncedLatelyTests {
         await harness.manager.close()
     }
 
-    @Test func aCopyNoCachedRangeHoldsFollowsChangesMadeWhileItsTokenExpired() async throws {
+    /// Alice's message in a channel no view showed: the service answered it, and no
+    /// cached range holds it.
+    private func sentToAnUnviewedChannel(_ harness: Harness) async throws -> (reqId: String, messageId: Int64) {
+        try await harness.server.createChannel("quiet", members: ["alice", "bob"], name: "quiet")
+        await harness.online()
+        let sent = try await harness.manager.sendMessage(.text("first"), channelURL: "quiet")
+        await harness.settle()
+        #expect(try harness.manager.engine.store.message(reqId: sent.reqId) == nil, "not cached")
+        let known = try #require(await harness.manager.message(reqId: sent.reqId))
+        return (sent.reqId, known.messageId)
+    }
+
+    @Test func aCopyNoCachedRangeHoldsFollowsEditsAndDeletionsAcrossRelaunches() async throws {
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
         var harness = try await Harness.make(databasePath: dir.path("cache.sqlite"))
-        _ = try await harness.collectionAtTheNewestMessages()
-        let edited = try await harness.manager.sendMessage(.text("first"), channelURL: Harness.channel)
-        let deleted = try await harness.manager.sendMessage(.text("gone soon"), channelURL: Harness.channel)
+        let sent = try await sentToAnUnviewedChannel(harness)
+        _ = try await harness.server.update(messageId: sent.messageId, channelURL: "quiet", text: "from the web")
         await harness.settle()
-        let stored = await harness.server.messages(in: Harness.channel)
-        try await harness.manager.clearCache()  // no cached range holds them now
-        await harness.server.setOnline(false, for: "alice")
         try await harness.relaunch()
-        #expect(await harness.manager.message(reqId: edited.reqId)?.text == "first")
-
-        // While alice is away, one is edited and one deleted, and the change logs that would
-        // tell of it expire.
-        _ = try await harness.server.update(messageId: stored[0].messageId, channelURL: Harness.channel, text: "from the web")
-        try await harness.server.delete(messageId: stored[1].messageId, channelURL: Harness.channel)
-        await harness.server.expireMessageChangeLogTokens()
-        let view = try await harness.manager.messageCollection(channelURL: Harness.channel)
-        await harness.server.setOnline(true, for: "alice")
+        #expect(await harness.manager.message(reqId: sent.reqId)?.text == "from the web")
         await harness.online()
+        try await harness.server.delete(messageId: sent.messageId, channelURL: "quiet")
+        await harness.settle()
+        #expect(await harness.manager.message(reqId: sent.reqId) == nil)
+        try await harness.relaunch()
+        #expect(await harness.manager.message(reqId: sent.reqId) == nil, "forgotten on disk too")
+        await harness.manager.close()
+    }
+
+    @Test func theRecordGoesWithTheCache() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        var harness = try await Harness.make(databasePath: dir.path("cache.sqlite"))
+        let sent = try await sentToAnUnviewedChannel(harness)
+        try await harness.manager.clearCache()
+        #expect(await harness.manager.message(reqId: sent.reqId) == nil)
+        try await harness.relaunch()
+        #expect(await harness.manager.message(reqId: sent.reqId) == nil)
+        await harness.manager.close()
+    }
+
+    @Test func theRecordOfAChannelGoesWithItsRefusedToken() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        let harness = try await Harness.make(databasePath: dir.path("cache.sqlite"))
+        let sent = try await sentToAnUnviewedChannel(harness)
+        let other = try await harness.manager.sendMessage(.text("elsewhere"), channelURL: Harness.channel)
+        let view = try await harness.manager.messageCollection(channelURL: "quiet")
         _ = try await view.fetchSucceededMessages(.previous)
         await harness.settle()
-        try await harness.manager.clearCache()
-        #expect(await harness.manager.message(reqId: edited.reqId)?.text == "from the web")
-        #expect(await harness.manager.message(reqId: deleted.reqId) == nil)
+        #expect(try harness.manager.engine.store.syncToken(scope: ChatStore.messageTokenScope("quiet")) != nil)
+
+        // Away, the service stops honouring the channel's token: its history goes, and its
+        // part of the record with it (nothing says what changed there meanwhile).
+        await harness.server.setOnline(false, for: "alice")
+        await harness.settle()
+        await harness.server.expireMessageChangeLogTokens()
+        await harness.server.setOnline(true, for: "alice")
+        await harness.settle()
+        #expect(await harness.manager.engine.historyResetCount == 1)
+        let remembered = try harness.manager.engine.store.syncedLately().map(\.reqId)
+        #expect(remembered == [other.reqId])
+        #expect(await harness.manager.engine.outbox.recentlySynced[sent.reqId] == nil)
+        #expect(await harness.manager.engine.outbox.recentlySynced[other.reqId] != nil)
         await harness.manager.close()
     }
 }

@@ -150,6 +150,10 @@ struct OutboxBookkeeping {
     /// Answers whether one did (the store's must follow too).
     mutating func noteUpdated(_ message: Message) -> Bool { recentlySynced.refresh(message) }
 
+    /// The channel's history can no longer be trusted, or the channel is gone (every
+    /// channel's, with `nil`: the cache was cleared): its synced copies go with it.
+    mutating func forgetSyncedCopies(in channelURL: String?) { recentlySynced.forgetAll(in: channelURL) }
+
     /// The messages an earlier run remembered as synced lately, oldest first.
     mutating func restoreSynced(_ messages: [Message]) {
         for message in messages { recentlySynced.remember(message) }

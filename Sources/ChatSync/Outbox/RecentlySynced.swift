@@ -85,6 +85,28 @@ struct RecentlySynced {
         return forgot
     }
 
+    /// Whether a copy of a message at any of these places is remembered.
+    func remembers(channelURL: String, messageIds: some Sequence<Int64>) -> Bool {
+        messageIds.contains { byAddress[Address(channelURL: channelURL, messageId: $0)] != nil }
+    }
+
+    /// Whether `message` is newer than a remembered copy of it.
+    func wouldRefresh(_ message: Message) -> Bool {
+        byAddress[Address(message)]?.contains { (byReqId[$0]?.message.updatedAt ?? .max) <= message.updatedAt } ?? false
+    }
+
+    /// Forgets every copy of the channel's messages (its history can no longer be
+    /// trusted, or the channel is gone), or of every channel with `nil`.
+    mutating func forgetAll(in channelURL: String? = nil) {
+        guard let channelURL else {
+            self = RecentlySynced()
+            return
+        }
+        for reqId in reqIds(in: channelURL) {
+            if let entry = byReqId.removeValue(forKey: reqId) { unindex(entry.message) }
+        }
+    }
+
     private mutating func unindex(_ message: Message) {
         let address = Address(message)
         byAddress[address]?.remove(message.reqId)

@@ -34,7 +34,7 @@ extension ChatStore {
     }
 
     static func deleteChannel(_ channelURL: String, in db: Database) throws {
-        for table in ["channel", "message", "chunk", "channel_use"] {
+        for table in ["channel", "message", "chunk", "channel_use", "synced_lately"] {
             try db.execute(sql: "DELETE FROM \(table) WHERE channel_url = ?", arguments: [channelURL])
         }
         try db.execute(sql: "DELETE FROM sync_token WHERE scope = ?", arguments: [Self.messageTokenScope(channelURL)])
@@ -144,6 +144,7 @@ extension ChatStore {
         try write { db in
             try db.execute(sql: "DELETE FROM message WHERE channel_url = ?", arguments: [channelURL])
             try db.execute(sql: "DELETE FROM chunk WHERE channel_url = ?", arguments: [channelURL])
+            try db.execute(sql: "DELETE FROM synced_lately WHERE channel_url = ?", arguments: [channelURL])
             try db.execute(sql: "DELETE FROM sync_token WHERE scope = ?", arguments: [Self.messageTokenScope(channelURL)])
         }
     }
@@ -161,7 +162,10 @@ extension ChatStore {
     func clearCache() throws {
         try write { db in
             try db.execute(
-                sql: "DELETE FROM message; DELETE FROM chunk; DELETE FROM channel; DELETE FROM sync_token; DELETE FROM channel_use")
+                sql: """
+                    DELETE FROM message; DELETE FROM chunk; DELETE FROM channel; DELETE FROM sync_token; DELETE FROM channel_use;
+                    DELETE FROM synced_lately
+                    """)
         }
     }
 }

@@ -149,8 +149,9 @@ extension ChatStore {
     /// Per channel: how many messages are in the failed list, and since when the oldest.
     func failedListStats(channelURL: String? = nil) throws -> [(channelURL: String, count: Int, oldestFailedAt: Int64)] {
         try read { db in
-            var sql = "SELECT channel_url, COUNT(*), MIN(failed_at) FROM outbox WHERE failed_at IS NOT NULL"
-            var arguments: StatementArguments = []
+            // Failed at rest only: a resend in flight is neither counted nor removed for a limit.
+            var sql = "SELECT channel_url, COUNT(*), MIN(failed_at) FROM outbox WHERE failed_at IS NOT NULL AND state = ?"
+            var arguments: StatementArguments = [SyncState.failed.rawValue]
             if let channelURL {
                 sql += " AND channel_url = ?"
                 arguments += [channelURL]

@@ -24,9 +24,11 @@ extension ChatStore {
             guard let synced else { return }
             let statement = try db.cachedStatement(sql: Self.rememberSQL).sqliteStatement
             try StatementBinder.execute(statement, in: db) { MessageColumns.bind(synced, to: &$0) }
-            // The oldest beyond the capacity go; numbers only grow, so this reads the key alone.
+            // Rows far older than the capacity go, by the key alone (numbers only grow): the
+            // table then holds at least the copies memory holds, whatever was deleted
+            // between, and ``syncedLately()`` reads back the newest.
             try db.cachedStatement(sql: "DELETE FROM synced_lately WHERE number <= ?")
-                .execute(arguments: [db.lastInsertedRowID - Int64(Self.syncedLatelyCapacity)])
+                .execute(arguments: [db.lastInsertedRowID - Int64(2 * Self.syncedLatelyCapacity)])
         }
     }
 
@@ -50,15 +52,18 @@ extension ChatStore {
         }
     }
 
-    /// The remembered messages, oldest first.
+    /// The newest ``syncedLatelyCapacity`` remembered messages, oldest first.
     func syncedLately() throws -> [Message] {
         try read { db in
             var messages: [Message] = []
             let statement = try db.cachedStatement(
-                sql: "SELECT \(MessageColumns.selectList) FROM synced_lately ORDER BY number"
+                sql: "SELECT \(MessageColumns.selectList) FROM synced_lately ORDER BY number DESC LIMIT ?"
             ).sqliteStatement
-            try StatementBinder.eachRow(statement, in: db, binding: { _ in }) { messages.append(MessageColumns.message(from: $0)) }
-            return messages
+            try StatementBinder.eachRow(statement, in: db, binding: { $0.int(Self.syncedLatelyCapacity) }) {
+                messages.append(MessageColumns.message(from: $0))
+            }
+            return messages.reversed()
         }
     }
+
 }

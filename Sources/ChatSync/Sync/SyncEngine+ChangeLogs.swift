@@ -18,11 +18,6 @@ extension SyncEngine {
                 try await $0.messageChangeLogs(channelURL: channelURL, token: nil, limit: limit)
             }
             guard let first, !isClosed else { return false }
-            // Without a token (a first sync, a cleared cache, a refused token), what changed
-            // before it cannot be learnt: the copies of this device's messages synced lately
-            // there are looked up, after the token was taken, so that the change logs catch
-            // whatever changes later. Until they are, the token is not kept.
-            guard await verifySyncedLately(in: channelURL), !isClosed else { return false }
             if try store.syncToken(scope: scope) == nil { try store.setSyncToken(first.token, scope: scope) }
         } else {
             while let since = token {
@@ -99,6 +94,8 @@ extension SyncEngine {
     private func forgetCachedHistory(of channelURL: String, because refused: ChatServiceError) throws {
         logger.warning("the change-log token of \(channelURL) was refused (\(refused)): its cached messages are dropped and synced again")
         try store.forgetCachedHistory(channelURL: channelURL)
+        outbox.forgetSyncedCopies(in: channelURL)  // the store's went with the history
+        historyDropWitness?(channelURL)
         historyResetCount += 1
         historyDrops.dropped(channelURL)
         var state = channels[channelURL, default: ChannelSyncState()]

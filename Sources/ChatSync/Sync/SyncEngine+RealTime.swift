@@ -143,6 +143,8 @@ extension SyncEngine {
     /// way the news came.
     func showChannelGone(_ channelURL: String) {
         channels[channelURL] = nil
+        outbox.forgetSyncedCopies(in: channelURL)  // the store's went with the channel
+        historyDropWitness?(channelURL)
         historyDrops.dropped(channelURL)
         reconcileChannelViews(channelURL: channelURL, now: nil)
         for view in views(of: channelURL) { view.emit(.channelRemoved(channelURL)) }

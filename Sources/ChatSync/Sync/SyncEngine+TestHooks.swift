@@ -41,6 +41,8 @@ extension SyncEngine {
 
     /// Sets ``failureWitness``.
     func setFailureWitness(_ witness: (@Sendable (String) -> Void)?) { failureWitness = witness }
+    /// Sets ``historyDropWitness``.
+    func setHistoryDropWitness(_ witness: (@Sendable (String?) -> Void)?) { historyDropWitness = witness }
     /// Sets ``operationFailureWitness``.
     func setOperationFailureWitness(_ witness: (@Sendable (OutboxOperation) -> Void)?) { operationFailureWitness = witness }
 

@@ -50,6 +50,11 @@ actor SyncEngine {
     /// Told every edit or deletion that fails for good, whether or not a collection shows
     /// its channel (the soak's and model tests' view of them). `nil` in apps.
     var operationFailureWitness: (@Sendable (OutboxOperation) -> Void)?
+    /// Told each channel whose cached history (and record of messages synced lately) is
+    /// dropped: a refused change-log token, a channel gone, or every channel (`nil`) on
+    /// ``clearCache()``. The soak uses it to know which messages `message(reqId:)` may
+    /// have forgotten. `nil` in apps.
+    var historyDropWitness: (@Sendable (String?) -> Void)?
     /// Tracked background tasks, and the listeners told when one ends or an event is
     /// handled (see `activitySignals()`).
     var background = BackgroundWork()
@@ -167,6 +172,8 @@ actor SyncEngine {
     func clearCache() throws {
         try checkOpen()
         try store.clearCache()
+        outbox.forgetSyncedCopies(in: nil)  // the store's went with the cache
+        historyDropWitness?(nil)
         trimming.cacheCleared()
         channels.removeAll()
         historyDrops.droppedEverything()
