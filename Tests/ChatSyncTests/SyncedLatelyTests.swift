@@ -99,4 +99,17 @@ struct SyncedLatelyTests {
         #expect(await harness.manager.engine.outbox.recentlySynced[other.reqId] != nil)
         await harness.manager.close()
     }
+
+    @Test func theRecordOfAChannelGoesWithTheChannel() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        var harness = try await Harness.make(databasePath: dir.path("cache.sqlite"))
+        let sent = try await sentToAnUnviewedChannel(harness)
+        try await harness.server.deleteChannel("quiet")
+        await harness.settle()
+        #expect(await harness.manager.message(reqId: sent.reqId) == nil)
+        try await harness.relaunch()
+        #expect(await harness.manager.message(reqId: sent.reqId) == nil, "gone from the file too")
+        await harness.manager.close()
+    }
 }

@@ -133,22 +133,20 @@ struct OutboxBookkeeping {
         recentlySynced.remember(synced)
     }
 
-    /// The service deleted these messages: remembered as deleted, and no longer answered
-    /// as synced. Answers whether a synced copy was forgotten (the store's must go too).
-    mutating func noteDeleted(channelURL: String, messageIds: [Int64]) -> Bool {
+    /// The service deleted these messages: remembered as deleted, and no longer answered as synced.
+    mutating func noteDeleted(channelURL: String, messageIds: [Int64]) {
         deletedLately.remember(channelURL: channelURL, messageIds: messageIds)
-        return recentlySynced.forget(channelURL: channelURL, messageIds: messageIds)
+        recentlySynced.forget(channelURL: channelURL, messageIds: messageIds)
     }
 
     /// The message turned out deleted already (missing from a range the cache holds as
-    /// complete): it is no longer answered as synced. Answers whether it was remembered.
-    mutating func forgetSynced(_ message: Message) -> Bool {
+    /// complete): it is no longer answered as synced.
+    mutating func forgetSynced(_ message: Message) {
         recentlySynced.forget(channelURL: message.channelURL, messageIds: [message.messageId])
     }
 
     /// A newer version of a message of this device arrived: a remembered copy follows it.
-    /// Answers whether one did (the store's must follow too).
-    mutating func noteUpdated(_ message: Message) -> Bool { recentlySynced.refresh(message) }
+    mutating func noteUpdated(_ message: Message) { recentlySynced.refresh(message) }
 
     /// The channel's history can no longer be trusted, or the channel is gone (every
     /// channel's, with `nil`: the cache was cleared): its synced copies go with it.

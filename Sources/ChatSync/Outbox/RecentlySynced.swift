@@ -56,33 +56,23 @@ struct RecentlySynced {
     }
 
     /// A newer version of a remembered message replaces its copy (an older one never
-    /// does); its request id stays, whether the new version carries it or not. Answers
-    /// whether a copy changed.
-    @discardableResult
-    mutating func refresh(_ message: Message) -> Bool {
-        guard let reqIds = byAddress[Address(message)] else { return false }
-        var changed = false
+    /// does); its request id stays, whether the new version carries it or not.
+    mutating func refresh(_ message: Message) {
+        guard let reqIds = byAddress[Address(message)] else { return }
         for reqId in reqIds {
             guard let entry = byReqId[reqId], message.updatedAt >= entry.message.updatedAt else { continue }
             var copy = message
             copy.reqId = reqId
             byReqId[reqId] = (copy, entry.number)
-            changed = true
         }
-        return changed
     }
 
-    /// The service deleted these messages: their copies are forgotten. Answers whether
-    /// any was remembered.
-    @discardableResult
-    mutating func forget(channelURL: String, messageIds: some Sequence<Int64>) -> Bool {
-        var forgot = false
+    /// The service deleted these messages: their copies are forgotten.
+    mutating func forget(channelURL: String, messageIds: some Sequence<Int64>) {
         for messageId in messageIds {
             guard let reqIds = byAddress.removeValue(forKey: Address(channelURL: channelURL, messageId: messageId)) else { continue }
             for reqId in reqIds { byReqId[reqId] = nil }
-            forgot = true
         }
-        return forgot
     }
 
     /// Whether a copy of a message at any of these places is remembered.

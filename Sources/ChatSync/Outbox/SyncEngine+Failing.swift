@@ -104,25 +104,21 @@ extension SyncEngine {
     }
 
     private func enforceFailedLimits(in channelURL: String, oldestAllowed: Int64) throws {
-        let failed = try store.outboxEntries(channelURL: channelURL).filter(\.isInFailedList)
-        var kept: [String: [OutboxEntry]] = [:]
-        for entry in failed {
-            if let failedAt = entry.failedAt, failedAt < oldestAllowed, entry.message.syncState == .failed {
+        // Failed at rest only. A resend in flight neither counts nor goes: the service may
+        // be storing it now and the app asked for it; were it to count, the message failing
+        // beside it would be the one to go, at once. It counts again if its resend fails.
+        var kept: [OutboxEntry] = []
+        for entry in try store.outboxEntries(channelURL: channelURL, states: [.failed]) {
+            if let failedAt = entry.failedAt, failedAt < oldestAllowed {
                 try drop(entry, reason: .removeRetentionExpired)
             } else {
-                kept[entry.channelURL, default: []].append(entry)
+                kept.append(entry)
             }
         }
-        // A resend in flight neither counts nor goes: the service may be storing it now and
-        // the app asked for it; were it to count, the message failing beside it would be
-        // the one to go, at once. It counts again if its resend fails.
-        for entries in kept.values {
-            let atRest = entries.filter { $0.message.syncState == .failed }
-            guard atRest.count > options.maxFailedMessageCountPerChannel else { continue }
-            let byAge = atRest.sorted { ($0.failedAt ?? 0, $0.seq) < ($1.failedAt ?? 0, $1.seq) }
-            for entry in byAge.prefix(atRest.count - options.maxFailedMessageCountPerChannel) {
-                try drop(entry, reason: .removeExceededMaxCount)
-            }
+        guard kept.count > options.maxFailedMessageCountPerChannel else { return }
+        let byAge = kept.sorted { ($0.failedAt ?? 0, $0.seq) < ($1.failedAt ?? 0, $1.seq) }
+        for entry in byAge.prefix(kept.count - options.maxFailedMessageCountPerChannel) {
+            try drop(entry, reason: .removeExceededMaxCount)
         }
     }
 

@@ -18,7 +18,7 @@ extension SyncEngine {
                 logger.error("could not forget deleted messages synced lately: \(error)")
             }
         }
-        _ = outbox.noteDeleted(channelURL: channelURL, messageIds: messageIds)
+        outbox.noteDeleted(channelURL: channelURL, messageIds: messageIds)
     }
 
     /// A message turned out deleted already: the same, for one.
@@ -30,7 +30,7 @@ extension SyncEngine {
             logger.error("could not forget a deleted message synced lately: \(error)")
             return
         }
-        _ = outbox.forgetSynced(message)
+        outbox.forgetSynced(message)
     }
 
     /// A newer version of a message arrived: a remembered copy follows it.
@@ -42,6 +42,14 @@ extension SyncEngine {
             logger.error("could not refresh a message synced lately: \(error)")
             return
         }
-        _ = outbox.noteUpdated(message)
+        outbox.noteUpdated(message)
+    }
+
+    /// A channel's cached history was dropped (every channel's, with `nil`: the cache was
+    /// cleared), the store's part of the record with it: the memory's goes too, since
+    /// nothing now tells what changed there.
+    func forgetSyncedLately(droppedWithHistoryOf channelURL: String?) {
+        outbox.forgetSyncedCopies(in: channelURL)
+        historyDropWitness?(channelURL)
     }
 }

@@ -94,8 +94,7 @@ extension SyncEngine {
     private func forgetCachedHistory(of channelURL: String, because refused: ChatServiceError) throws {
         logger.warning("the change-log token of \(channelURL) was refused (\(refused)): its cached messages are dropped and synced again")
         try store.forgetCachedHistory(channelURL: channelURL)
-        outbox.forgetSyncedCopies(in: channelURL)  // the store's went with the history
-        historyDropWitness?(channelURL)
+        forgetSyncedLately(droppedWithHistoryOf: channelURL)
         historyResetCount += 1
         historyDrops.dropped(channelURL)
         var state = channels[channelURL, default: ChannelSyncState()]

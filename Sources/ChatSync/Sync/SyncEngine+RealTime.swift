@@ -143,8 +143,7 @@ extension SyncEngine {
     /// way the news came.
     func showChannelGone(_ channelURL: String) {
         channels[channelURL] = nil
-        outbox.forgetSyncedCopies(in: channelURL)  // the store's went with the channel
-        historyDropWitness?(channelURL)
+        forgetSyncedLately(droppedWithHistoryOf: channelURL)
         historyDrops.dropped(channelURL)
         reconcileChannelViews(channelURL: channelURL, now: nil)
         for view in views(of: channelURL) { view.emit(.channelRemoved(channelURL)) }

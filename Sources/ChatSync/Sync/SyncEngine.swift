@@ -172,8 +172,7 @@ actor SyncEngine {
     func clearCache() throws {
         try checkOpen()
         try store.clearCache()
-        outbox.forgetSyncedCopies(in: nil)  // the store's went with the cache
-        historyDropWitness?(nil)
+        forgetSyncedLately(droppedWithHistoryOf: nil)
         trimming.cacheCleared()
         channels.removeAll()
         historyDrops.droppedEverything()
