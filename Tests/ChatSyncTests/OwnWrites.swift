@@ -108,11 +108,11 @@ struct OwnWrites {
     /// After settling online: nothing queued; the server holds the last text of each
     /// edited message and none of the deleted ones, except where the operation failed.
     ///
-    /// - Parameter echoDropped: messages the service stored while the connection broke,
-    ///   answer and echo lost (the Outbox model's lost-answer step): their corrections are
-    ///   not checked (README, Known limitations: one such correction in some hundreds of
-    ///   schedules ends with the service keeping the earlier text, not yet explained).
-    func checkFinal(_ harness: Harness, echoDropped: Set<String> = [], context: String) async throws {
+    /// - Parameter droppedAfterFailing: messages that failed and then left the outbox
+    ///   unsent (policy `.none`, the failed list's count, a cancel): an earlier attempt,
+    ///   its answer lost, may have stored them with the text it carried, and a correction
+    ///   made after that attempt is owed only while ChatSync still holds the message.
+    func checkFinal(_ harness: Harness, droppedAfterFailing: Set<String> = [], context: String) async throws {
         #expect(try harness.manager.engine.store.operations().isEmpty, "no edit or deletion left: \(context)")
         let onServer = Dictionary(
             await harness.server.messages(in: Harness.channel).map { ($0.messageId, $0) }, uniquingKeysWith: { first, _ in first })
@@ -122,7 +122,7 @@ struct OwnWrites {
         for ref in deleted where !failed.contains(ref) {
             #expect(onServer[ref.messageId] == nil, "the deletion of \(ref.messageId) is not lost: \(context)")
         }
-        for (reqId, text) in corrected where !echoDropped.contains(reqId) {
+        for (reqId, text) in corrected where !droppedAfterFailing.contains(reqId) {
             guard let message = onServer.values.first(where: { $0.reqId == reqId }) else { continue }
             // Stored with the text of an attempt made before the correction, its follow-up
             // edit may have failed for good (retries spent): then the service keeps that text.
