@@ -74,6 +74,10 @@ extension SyncManager {
 
     /// The message's current state, then every change; finishes when it is synced
     /// or removed (and at once if no message has that `reqId`).
+    ///
+    /// The stream starts on the manager's engine a moment after this returns: its first
+    /// element is the state at that point, so a change made in between (by a lane
+    /// already sending the message) arrives folded into it rather than on its own.
     public func observeMessage(reqId: String) -> AsyncStream<Message> {
         let (stream, continuation) = AsyncStream<Message>.makeStream()
         let engine = engine
