@@ -51,4 +51,11 @@ extension ChatStore {
             return rows
         }
     }
+
+    /// How many messages of a channel the record of messages synced lately holds on disk.
+    func syncedLatelyRows(channelURL: String) throws -> Int {
+        try read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM synced_lately WHERE channel_url = ?", arguments: [channelURL]) ?? 0
+        }
+    }
 }

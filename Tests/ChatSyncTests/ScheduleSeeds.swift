@@ -47,6 +47,9 @@ struct ScheduleSeeds: Sendable {
     /// any point (SyncPassScheduleGeneratedTests): no database, so many seeds are cheap.
     static let passSchedule = ScheduleSeeds(
         name: "PASS_SCHEDULE", filter: "SyncPassScheduleGenerated", defaultCount: 2_000, regressions: [])
+    /// One of alice's channels deleted or left in any connection state, the app running or
+    /// not (ChannelGoneGeneratedTests).
+    static let channelGone = ScheduleSeeds(name: "CHANNEL_GONE", filter: "ChannelGoneGenerated", defaultCount: 200, regressions: [])
     /// The channel list's replay generator.
     static let channelList = ScheduleSeeds(name: "CHANNEL_LIST", filter: "ChannelCollection", defaultCount: 120, regressions: [])
 

@@ -1,0 +1,231 @@
+import ChatSyncTesting
+import Testing
+
+@testable import ChatSync
+
+/// One of alice's channels deleted, or left by her, at any point of a schedule: online
+/// (a real-time event), offline or paused (learnt from the channel change logs when the
+/// connection returns), or while the app is not running (learnt after the relaunch).
+/// Her messages in it are answered, answered and awaiting their echo, stored with their
+/// answer lost, or waiting; collections on it are open or not.
+///
+/// Checked after settling online, and again after a relaunch: the channel leaves no
+/// trace in the cache (no row, message, range, token or record of what synced there),
+/// `message(reqId:)` answers none of its messages as synced, no answer awaits an echo
+/// there, each collection open on it when it went was told, and the channel list drops
+/// it. The other channel keeps everything: every message of alice's there is known.
+@Suite("A channel gone, generated", .capturingLogs)
+struct ChannelGoneGeneratedTests {
+    static let seeds = ScheduleSeeds.channelGone
+    static let gone = "gone"
+    static let stays = "stays"
+
+    @Test(arguments: 0..<2)
+    func aChannelGoneLeavesNoTraceAndTheOthersKeepEverything(batch: Int) async {
+        await Self.seeds.run(batch: batch, of: 2) { seed in try await Self.schedule(seed) }
+    }
+
+    /// How the news of the channel's end reaches alice.
+    private enum Moment: CaseIterable {
+        case online, offline, paused, appNotRunning
+    }
+
+    private static func schedule(_ seed: UInt64) async throws {
+        var random = SeededGenerator(seed: seed)
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        let policy = MessageResendPolicy.allCases.randomElement(using: &random)!
+        var (harness, lostAnswers) = try await Harness.makeWrapped(
+            seed: seed, databasePath: dir.path("cache.sqlite"),
+            configure: {
+                $0.messageResendPolicy = policy
+                $0.messageCollectionCapacity = 200
+                $0.messageStoreCapacity = Bool.random(using: &random) ? nil : 400
+            },
+            wrapper: SendAnswerLostOffline.init(base:))
+        let server = harness.server
+        for channelURL in [gone, stays] {
+            try await server.createChannel(channelURL, members: ["alice", "bob"], name: channelURL)
+            for index in 0..<Int.random(in: 0...30, using: &random) {
+                try await server.post(.text("h\(index)"), from: "bob", to: channelURL)
+            }
+        }
+        await harness.online()
+        let removal = Int.random(in: 1..<10, using: &random)
+        let moment = Moment.allCases.randomElement(using: &random)!
+        let leaves = Bool.random(using: &random)
+        var log = ["policy \(policy), \(leaves ? "alice leaves" : "deleted") at step \(removal) \(moment)"]
+        let context = { (log: [String]) in "\(seeds.describe(seed)): \(log)" }
+        var sentTo: [String: [String]] = [gone: [], stays: []]
+        var open = try await openCollections(harness, on: [gone, stays], random: &random)
+        // Collections open on the channel when it went, and still open: they must be told.
+        var toldOfTheEnd: [EventRecorder] = []
+        var online = true
+        var holding = false
+        var isGone = false
+
+        for step in 0..<14 {
+            if step == removal {
+                switch moment {
+                case .online: break
+                case .offline:
+                    online = false
+                    await server.setOnline(false, for: "alice")
+                case .paused: await harness.manager.pauseSync()
+                case .appNotRunning:
+                    for collection in open { await collection.collection.remove() }
+                    open = []
+                    await harness.manager.close()
+                }
+                if leaves { try await server.removeMember("alice", from: gone) } else { try await server.deleteChannel(gone) }
+                isGone = true
+                toldOfTheEnd += open.filter { $0.collection.channelURL == gone }.map(\.recorder)
+                switch moment {
+                case .online, .offline: break
+                case .paused: await harness.manager.resumeSync()
+                case .appNotRunning:
+                    try await harness.reopen()
+                    open = try await openCollections(harness, on: [stays], random: &random)
+                    await harness.manager.resumeSync()
+                }
+                await harness.settle()
+                continue
+            }
+            let channelURL = Bool.random(using: &random) ? gone : stays
+            switch Int.random(in: 0..<100, using: &random) {
+            case 0..<28:
+                // To the channel gone too, as an app that has not heard yet: the send fails.
+                let message = try await harness.manager.sendMessage(.text("s\(step)"), channelURL: channelURL)
+                sentTo[channelURL, default: []].append(message.reqId)
+                log.append("send to \(channelURL)")
+            case 28..<35:
+                // Alice edits or deletes one of her cached messages: queued when the channel goes.
+                let store = harness.manager.engine.store
+                let cached = try await server.messages(in: channelURL).filter {
+                    try $0.senderId == "alice" && store.message(channelURL: channelURL, messageId: $0.messageId) != nil
+                }
+                guard let target = cached.randomElement(using: &random) else { continue }
+                do {
+                    if Bool.random(using: &random) {
+                        _ = try await harness.manager.updateMessage(
+                            messageId: target.messageId, channelURL: channelURL, text: "edit \(step)")
+                        log.append("alice edits \(target.messageId) in \(channelURL)")
+                    } else {
+                        try await harness.manager.deleteMessage(messageId: target.messageId, channelURL: channelURL)
+                        log.append("alice deletes \(target.messageId) in \(channelURL)")
+                    }
+                } catch let error as SyncManagerError where error.code == .invalidParameter {
+                    log.append("  refused (\(channelURL))")  // its deletion is queued, or the channel went
+                }
+            case 35..<45:
+                // Answered, its echo held back: it waits for it when the channel goes.
+                guard !isGone || channelURL == stays, online else { continue }
+                if !holding {
+                    holding = true
+                    await server.holdEvents(for: "alice")
+                }
+                let message = try await harness.manager.sendMessage(.text("e\(step)"), channelURL: channelURL)
+                sentTo[channelURL, default: []].append(message.reqId)
+                await harness.settle()
+                log.append("send to \(channelURL), echo held")
+            case 45..<55:
+                // Stored by the service, its answer and echo lost as the connection breaks.
+                guard !isGone || channelURL == stays, online, !holding else { continue }
+                await harness.settle()
+                await lostAnswers.arm(goingOfflineOn: server)
+                let message = try await harness.manager.sendMessage(.text("l\(step)"), channelURL: channelURL)
+                sentTo[channelURL, default: []].append(message.reqId)
+                await harness.settle()
+                await lostAnswers.disarm()
+                if await lostAnswers.lost != nil {
+                    online = false
+                    log.append("send to \(channelURL) stored, its answer lost going offline")
+                }
+            case 55..<65:
+                guard !isGone || channelURL == stays else { continue }
+                try await server.post(.text("b\(step)"), from: "bob", to: channelURL)
+                log.append("bob posts to \(channelURL)")
+            case 65..<78:
+                online.toggle()
+                if online, holding {
+                    holding = false
+                    await server.releaseEvents(for: "alice")
+                }
+                await server.setOnline(online, for: "alice")
+                log.append(online ? "online" : "offline")
+            case 78..<88:
+                guard let subject = open.randomElement(using: &random) else { continue }
+                let direction: Direction = Bool.random(using: &random) ? .previous : .next
+                log.append("fetch \(direction) in \(subject.collection.channelURL)")
+                do {
+                    _ = try await subject.collection.fetchSucceededMessages(direction)
+                } catch {
+                    log.append("  threw \(error)")
+                }
+            default:
+                log.append("relaunch")
+                for collection in open { await collection.collection.remove() }
+                toldOfTheEnd = []  // closed before the news came, perhaps: nothing to tell
+                try await harness.relaunch()
+                open = try await openCollections(harness, on: isGone ? [stays] : [gone, stays], random: &random)
+                await harness.manager.resumeSync()
+            }
+            await harness.settle()
+        }
+        if holding { await server.releaseEvents(for: "alice") }
+        await server.setOnline(true, for: "alice")
+        await harness.manager.resumeSync()
+        await harness.settle()
+        try await harness.resendFailedAndSettle(retryableOnly: true)
+
+        try await checkNoTrace(harness, sentTo: sentTo, context: context(log))
+        for recorder in toldOfTheEnd {
+            #expect(recorder.events.contains(.channelRemoved(gone)), "a collection open on the channel is told: \(context(log))")
+        }
+        let list = try await harness.manager.channelCollection()
+        while try await list.fetch() {}
+        let listed = await list.channels.map(\.channelURL)
+        #expect(!listed.contains(gone) && listed.contains(stays), "the list drops the channel only: \(listed) \(context(log))")
+        await list.remove()
+        for collection in open { await collection.collection.remove() }
+        try await harness.relaunch()
+        try await checkNoTrace(harness, sentTo: sentTo, context: "after a relaunch: " + context(log))
+        await harness.manager.close()
+    }
+
+    private static func openCollections(
+        _ harness: Harness, on channelURLs: [String], random: inout SeededGenerator
+    ) async throws -> [(collection: MessageCollection, recorder: EventRecorder)] {
+        var open: [(collection: MessageCollection, recorder: EventRecorder)] = []
+        for channelURL in channelURLs where Bool.random(using: &random) {
+            let collection = try await harness.manager.messageCollection(channelURL: channelURL, limit: 10)
+            let recorder = EventRecorder()
+            await collection.setHandler(recorder)
+            _ = try await collection.fetchSucceededMessages(.previous)
+            open.append((collection, recorder))
+        }
+        return open
+    }
+
+    /// The gone channel left nothing behind; the channel that stays kept every message of
+    /// alice's that its service holds.
+    private static func checkNoTrace(_ harness: Harness, sentTo: [String: [String]], context: String) async throws {
+        let store = harness.manager.engine.store
+        #expect(try store.channel(gone) == nil, "the channel's row is gone: \(context)")
+        #expect(try store.historyRows(channelURL: gone) == 0, "the channel's history is gone: \(context)")
+        #expect(try store.syncedLatelyRows(channelURL: gone) == 0, "the record of the channel is gone: \(context)")
+        for reqId in sentTo[gone] ?? [] {
+            let known = await harness.manager.message(reqId: reqId)
+            #expect(known?.syncState != .synced, "a message of the channel answered as synced: \(reqId) \(context)")
+        }
+        #expect(try store.operations().filter { $0.channelURL == gone }.isEmpty, "an edit or deletion waits for the channel: \(context)")
+        let awaiting = await harness.manager.engine.outbox.awaitingEcho.values.filter { $0.channelURL == gone }
+        #expect(awaiting.isEmpty, "an answer awaits an echo from the channel: \(context)")
+        let onServer = await harness.server.messages(in: stays)
+        for reqId in sentTo[stays] ?? [] {
+            guard let held = onServer.first(where: { $0.reqId == reqId }) else { continue }
+            let known = await harness.manager.message(reqId: reqId)
+            #expect(known?.syncState == .synced && known?.text == held.text, "the other channel's message is known: \(context)")
+        }
+    }
+}
