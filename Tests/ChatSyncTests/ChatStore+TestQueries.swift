@@ -58,4 +58,9 @@ extension ChatStore {
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM synced_lately WHERE channel_url = ?", arguments: [channelURL]) ?? 0
         }
     }
+
+    /// How many messages the record of messages synced lately holds on disk (all channels).
+    func syncedLatelyRows() throws -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM synced_lately") ?? 0 }
+    }
 }

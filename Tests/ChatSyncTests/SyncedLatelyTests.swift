@@ -62,6 +62,57 @@ struct SyncedLatelyTests {
         await harness.manager.close()
     }
 
+    /// More than the record holds, with deletions and edits on another device among the
+    /// newest 1,500: what `message(reqId:)` answers follows the service, and a relaunch
+    /// reads back exactly the messages the run remembered (before, the file kept copies
+    /// the memory had let go, followed none of their changes, and answered them after a
+    /// relaunch: deleted messages as synced, edited ones with their old text).
+    @Test func theRecordOnDiskIsTheRecordInMemoryBeyondItsCapacity() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        var harness = try await Harness.make(databasePath: dir.path("cache.sqlite"))
+        try await harness.server.createChannel("quiet", members: ["alice", "bob"], name: "quiet")
+        await harness.online()
+        let capacity = RecentlySynced.capacity
+        var sent: [String] = []
+        for batch in 0..<13 {
+            for index in 0..<200 {
+                sent.append(try await harness.manager.sendMessage(.text("m\(batch).\(index)"), channelURL: "quiet").reqId)
+            }
+            await harness.settle()
+        }
+        let ids = Dictionary(uniqueKeysWithValues: await harness.server.messages(in: "quiet").map { ($0.reqId, $0.messageId) })
+        for (offset, reqId) in sent.suffix(1_500).enumerated() {
+            let messageId = try #require(ids[reqId])
+            if offset % 5 == 0 {
+                try await harness.server.delete(messageId: messageId, channelURL: "quiet")
+            } else if offset % 7 == 0 {
+                _ = try await harness.server.update(messageId: messageId, channelURL: "quiet", text: "edited")
+            }
+        }
+        await harness.settle()
+        let truth = Dictionary(uniqueKeysWithValues: await harness.server.messages(in: "quiet").map { ($0.reqId, $0.text) })
+        func known(_ when: String) async -> [String] {
+            var known: [String] = []
+            for reqId in sent {
+                guard let message = await harness.manager.message(reqId: reqId) else { continue }
+                known.append(reqId)
+                #expect(
+                    message.text == truth[reqId],
+                    "\(when): \(reqId) answered as '\(message.text)', the service has \(truth[reqId] ?? "nothing")")
+            }
+            return known
+        }
+        let before = await known("before the relaunch")
+        let expected = sent.filter { truth[$0] != nil }.suffix(capacity)
+        #expect(Set(before).isSubset(of: expected) && before.count >= capacity - 300, "the newest not deleted: \(before.count)")
+        let rows = try harness.manager.engine.store.syncedLatelyRows()
+        #expect(rows == before.count, "the file holds what memory holds: \(rows) rows for \(before.count)")
+        try await harness.relaunch()
+        #expect(await known("after a relaunch") == before, "the same messages after a relaunch")
+        await harness.manager.close()
+    }
+
     @Test func theRecordGoesWithTheCache() async throws {
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
@@ -93,7 +144,7 @@ struct SyncedLatelyTests {
         await harness.server.setOnline(true, for: "alice")
         await harness.settle()
         #expect(await harness.manager.engine.historyResetCount == 1)
-        let remembered = try harness.manager.engine.store.syncedLately().map(\.reqId)
+        let remembered = try harness.manager.engine.store.restoreSyncedLately().map(\.reqId)
         #expect(remembered == [other.reqId])
         #expect(await harness.manager.engine.outbox.recentlySynced[sent.reqId] == nil)
         #expect(await harness.manager.engine.outbox.recentlySynced[other.reqId] != nil)

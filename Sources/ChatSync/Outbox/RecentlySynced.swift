@@ -55,6 +55,14 @@ struct RecentlySynced {
         if order.count > 2 * Self.capacity { order.removeAll { byReqId[$0.reqId]?.number != $0.number } }
     }
 
+    /// The request id that remembering a message with `reqId` would forget to stay within
+    /// ``capacity`` (the oldest copy), so that the store can forget the same one in the
+    /// transaction that remembers the new copy: the file then holds what memory holds.
+    func forgottenByRemembering(_ reqId: String) -> String? {
+        guard byReqId[reqId] == nil, byReqId.count >= Self.capacity else { return nil }
+        return order.first { byReqId[$0.reqId]?.number == $0.number }?.reqId
+    }
+
     /// A newer version of a remembered message replaces its copy (an older one never
     /// does); its request id stays, whether the new version carries it or not.
     mutating func refresh(_ message: Message) {

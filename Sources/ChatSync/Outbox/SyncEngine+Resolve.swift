@@ -178,7 +178,8 @@ extension SyncEngine {
     private func retire(_ reqId: String, as synced: Message, gone: Bool = false) throws {
         // Remembered on disk too, in the same transaction: after a relaunch no cached
         // range may hold it (its echo had not come, its channel was never viewed).
-        try store.retireOutbox(reqId: reqId, remembering: gone ? nil : synced)
+        let oldest = gone ? nil : outbox.recentlySynced.forgottenByRemembering(synced.reqId)
+        try store.retireOutbox(reqId: reqId, remembering: gone ? nil : synced, forgetting: oldest)
         outbox.retire(synced, gone: gone)
         observers.publish(synced)
     }

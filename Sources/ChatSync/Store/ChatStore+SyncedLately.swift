@@ -17,18 +17,19 @@ extension ChatStore {
 
     /// An outbox entry leaves because the service stored its message, which is
     /// remembered (unless `synced` is `nil`) in the same transaction: a kill cannot leave
-    /// the message in neither table.
-    func retireOutbox(reqId: String, remembering synced: Message?) throws {
+    /// the message in neither table. `forgetting` is the copy the memory's record lets go
+    /// to make room (``RecentlySynced/forgottenByRemembering(_:)``): the file holds
+    /// exactly what memory holds, so it never answers, after a relaunch, a copy whose
+    /// later edits and deletions nobody followed.
+    func retireOutbox(reqId: String, remembering synced: Message?, forgetting oldest: String? = nil) throws {
         try write { db in
             _ = try Self.deleteOutbox(reqId: reqId, in: db)
             guard let synced else { return }
             let statement = try db.cachedStatement(sql: Self.rememberSQL).sqliteStatement
             try StatementBinder.execute(statement, in: db) { MessageColumns.bind(synced, to: &$0) }
-            // Rows far older than the capacity go, by the key alone (numbers only grow): the
-            // table then holds at least the copies memory holds, whatever was deleted
-            // between, and ``syncedLately()`` reads back the newest.
-            try db.cachedStatement(sql: "DELETE FROM synced_lately WHERE number <= ?")
-                .execute(arguments: [db.lastInsertedRowID - Int64(2 * Self.syncedLatelyCapacity)])
+            if let oldest {
+                try db.cachedStatement(sql: "DELETE FROM synced_lately WHERE req_id = ?").execute(arguments: [oldest])
+            }
         }
     }
 
@@ -52,18 +53,22 @@ extension ChatStore {
         }
     }
 
-    /// The newest ``syncedLatelyCapacity`` remembered messages, oldest first.
-    func syncedLately() throws -> [Message] {
-        try read { db in
+    /// The newest ``syncedLatelyCapacity`` remembered messages, oldest first; older rows
+    /// (a file an earlier version trimmed less tightly) go, so that the file holds what
+    /// the memory's record is about to hold.
+    func restoreSyncedLately() throws -> [Message] {
+        try write { db in
+            try db.execute(
+                sql: """
+                    DELETE FROM synced_lately WHERE number NOT IN
+                        (SELECT number FROM synced_lately ORDER BY number DESC LIMIT ?)
+                    """, arguments: [Self.syncedLatelyCapacity])
             var messages: [Message] = []
             let statement = try db.cachedStatement(
-                sql: "SELECT \(MessageColumns.selectList) FROM synced_lately ORDER BY number DESC LIMIT ?"
+                sql: "SELECT \(MessageColumns.selectList) FROM synced_lately ORDER BY number"
             ).sqliteStatement
-            try StatementBinder.eachRow(statement, in: db, binding: { $0.int(Self.syncedLatelyCapacity) }) {
-                messages.append(MessageColumns.message(from: $0))
-            }
-            return messages.reversed()
+            try StatementBinder.eachRow(statement, in: db, binding: { _ in }) { messages.append(MessageColumns.message(from: $0)) }
+            return messages
         }
     }
-
 }

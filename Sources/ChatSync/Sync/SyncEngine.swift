@@ -105,7 +105,7 @@ actor SyncEngine {
                 .filter { $0.message.syncState != .created || $0.origin == .host }
                 .map(\.reqId))
         pendingWrites.load(try store.operations())
-        outbox.restoreSynced(try store.syncedLately())
+        outbox.restoreSynced(try store.restoreSyncedLately())
     }
 
     /// Throws ``SyncManagerError/Code/closed`` once the manager is closed.
