@@ -36,6 +36,7 @@ struct SoakTests {
         await harness.manager.engine.setFailureWitness { failures.record($0) }
         await harness.manager.engine.setOperationFailureWitness { failures.record($0) }
         await harness.manager.engine.setHistoryDropWitness { failures.recordHistoryDrop($0) }
+        await harness.manager.engine.setLimitDropWitness { failures.recordLimitDrop($0) }
         var plans = Self.channels.map { ($0, MessageFilter()) }
         plans.append((Harness.channel, MessageFilter(kinds: [.image])))
         var subjects: [Subject] = []
@@ -435,7 +436,7 @@ struct SoakTests {
         let failed = state.everFailed.union(state.failures.reqIds)
         for sent in state.sent
         where held.contains(sent.reqId) && !state.withdrawn.contains(sent.reqId) && !state.historyDropped.contains(sent.reqId) {
-            if failed.contains(sent.reqId) && (state.policy == .none || state.failedListCap != nil) { continue }
+            if (failed.contains(sent.reqId) && state.policy == .none) || state.failures.droppedForLimits.contains(sent.reqId) { continue }
             if await harness.manager.message(reqId: sent.reqId) == nil {
                 Issue.record("message(reqId:) forgot \(sent.reqId), which the service holds: \(context)")
             }
@@ -509,7 +510,6 @@ struct SoakTests {
 
     private func checkFinal(_ harness: Harness, state: SoakState, policy: MessageResendPolicy, context: String) async throws {
         let outbox = try harness.outbox()
-        let everFailed = state.everFailed.union(state.failures.reqIds)  // the flush's failures too
         for channelURL in Self.channels {
             let onServer = await harness.server.messages(in: channelURL).map(\.reqId).filter { !$0.isEmpty }
             for message in state.sent where message.channelURL == channelURL {
@@ -517,7 +517,7 @@ struct SoakTests {
                 let what = "\(message.permanent ? "bad" : "good") message \(message.reqId) to \(channelURL); \(context)"
                 #expect(copies <= 1, "never doubled: \(what)")
                 // A message that failed may have been dropped for the failed list's count.
-                let mayBeDropped = state.failedListCap != nil && everFailed.contains(message.reqId)
+                let mayBeDropped = state.failures.droppedForLimits.contains(message.reqId)
                 // One that failed between the list read and the cancel was cancelled as failed.
                 if state.cancelledUnsent.contains(message.reqId), !state.everFailed.contains(message.reqId) {
                     #expect(copies == 0, "a message cancelled before it failed never reaches the service: \(what)")
@@ -558,7 +558,7 @@ struct SoakTests {
             // take that back, so the server keeps the text that attempt carried. So does one
             // the failed list's count dropped.
             for (reqId, text) in state.corrected where !state.withdrawn.contains(reqId) {
-                if state.failedListCap != nil && everFailed.contains(reqId) { continue }
+                if state.failures.droppedForLimits.contains(reqId) { continue }
                 guard let message = onServer.values.first(where: { $0.reqId == reqId }) else { continue }
                 #expect(
                     message.text == text || state.allowedTexts[MessageRef(message)] != nil,
@@ -578,6 +578,12 @@ final class FailureLog: Sendable {
     /// An edit or deletion failed for good.
     func record(_ operation: OutboxOperation) { failedOperations.withLock { $0.append(operation) } }
     var operations: [OutboxOperation] { failedOperations.withLock { $0 } }
+
+    /// Failed messages the engine removed for the failed list's limits, told by its
+    /// limit-drop witness (the soak's views close, so their events miss some).
+    private let limitDrops = LockedState<Set<String>>([])
+    func recordLimitDrop(_ reqId: String) { limitDrops.withLock { _ = $0.insert(reqId) } }
+    var droppedForLimits: Set<String> { limitDrops.withLock { $0 } }
 
     /// The channels whose cached history the engine dropped since the last drain (`nil`:
     /// every channel, a cleared cache), told by its history-drop witness.

@@ -125,6 +125,7 @@ extension SyncEngine {
     /// Removes an entry from the outbox and the views.
     func drop(_ entry: OutboxEntry, reason: FailedMessageEventActionReason) throws {
         try store.deleteOutbox(reqId: entry.reqId)
+        if reason == .removeExceededMaxCount || reason == .removeRetentionExpired { limitDropWitness?(entry.reqId) }
         outbox.forget(entry.reqId)
         withdraw(entry, reason: reason)
     }

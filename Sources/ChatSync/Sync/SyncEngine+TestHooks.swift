@@ -43,6 +43,8 @@ extension SyncEngine {
     func setFailureWitness(_ witness: (@Sendable (String) -> Void)?) { failureWitness = witness }
     /// Sets ``historyDropWitness``.
     func setHistoryDropWitness(_ witness: (@Sendable (String?) -> Void)?) { historyDropWitness = witness }
+    /// Sets ``limitDropWitness``.
+    func setLimitDropWitness(_ witness: (@Sendable (String) -> Void)?) { limitDropWitness = witness }
     /// Sets ``operationFailureWitness``.
     func setOperationFailureWitness(_ witness: (@Sendable (OutboxOperation) -> Void)?) { operationFailureWitness = witness }
 

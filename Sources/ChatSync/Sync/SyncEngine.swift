@@ -55,6 +55,11 @@ actor SyncEngine {
     /// ``clearCache()``. The soak uses it to know which messages `message(reqId:)` may
     /// have forgotten. `nil` in apps.
     var historyDropWitness: (@Sendable (String?) -> Void)?
+    /// Told the request id of every failed message removed for the failed list's limits
+    /// (its count or its retention), whether or not a collection shows its channel: the
+    /// soak closes views, and would not otherwise know which failed messages may be gone.
+    /// `nil` in apps.
+    var limitDropWitness: (@Sendable (String) -> Void)?
     /// Tracked background tasks, and the listeners told when one ends or an event is
     /// handled (see `activitySignals()`).
     var background = BackgroundWork()
