@@ -70,7 +70,9 @@ public final class SyncManager: Sendable {
     /// the newest messages stands at them again: it gets the newest page and follows the
     /// channel, which the clear proves live at once when online (when the collection's own
     /// fetch was out, as that fetch ends), and the next reconnect otherwise. One in history
-    /// keeps its viewpoint and fills again from the service as the app fetches.
+    /// keeps its viewpoint and fills again from the service as the app fetches. Open
+    /// channel lists are emptied and get the service's first page by themselves (online at
+    /// once, otherwise at the reconnect), as after a refused channel change-log token.
     public func clearCache() async throws {
         try await engine.clearCache()
     }

@@ -115,6 +115,8 @@ extension ChannelCollectionTests {
         // out, and nothing names it), and its history stays until evicted.
         var removedUnheard: [String: Int] = [:]
         var unlearnable: Set<String> = []
+        // The app clears the cache under the open list, in whatever state: drawn apart too.
+        var clears = SeededGenerator(seed: seed &+ 17_000_000)
         for _ in 0..<30 {
             let target = created > 0 ? "c\(Int.random(in: 0..<created, using: &random))" : Harness.channel
             let exists = await harness.server.channel(target).map { $0.memberIds.contains("alice") } ?? false
@@ -170,6 +172,16 @@ extension ChannelCollectionTests {
                 await messages.remove()
                 log.append("read \(target)")
             }
+            // A list that showed channels before the clear shows the service's first page
+            // again by itself once settled online, as after a refused token: the app that
+            // pages on scrolling has no row left to scroll to.
+            var clearedWhileShowing = false
+            let refusalsBeforeTheClear = await tokens.refusals
+            if Int.random(in: 0..<8, using: &clears) == 0 {
+                clearedWhileShowing = !(await collection.channels.isEmpty)
+                try await harness.manager.clearCache()
+                log.append("clear the cache")
+            }
             if Int.random(in: 0..<4, using: &screens) == 0 {
                 log.append("new model and events read")
                 (model, later) = (await ChannelCollectionModel(collection: collection), ChannelRecorder(collection))
@@ -185,6 +197,16 @@ extension ChannelCollectionTests {
             #expect(channels == channels.sorted { query.order.sortsBefore($0, $1) }, "seed \(seed): in query order")
             #expect(Set(channels.map(\.channelURL)).count == channels.count, "seed \(seed): no duplicates")
             #expect(channels.allSatisfy(query.matches), "seed \(seed): filtered")
+            // Unless the service refused the channel token meanwhile, twice in a row: then
+            // its refusal is the app's to hear at its next fetch (see
+            // `aServiceRefusingEveryChannelTokenDropsTheCachedChannelsOnce`).
+            if running, clearedWhileShowing, await tokens.refusals == refusalsBeforeTheClear {
+                let truth = await expected(harness, query)
+                #expect(
+                    channels.count >= min(query.limit, truth.count) && channels.map(\.channelURL) == Array(truth.prefix(channels.count)),
+                    "seed \(seed): after a clear, the list shows the first page again (\(channels.map(\.channelURL)) of \(truth)); steps \(log)"
+                )
+            }
             if running {
                 // Online and settled, each channel shows the service's last message.
                 for channel in channels {
