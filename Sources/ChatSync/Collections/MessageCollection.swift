@@ -101,7 +101,10 @@ public final class MessageCollection: Sendable {
     /// batches. Served from the cache where it is known complete; the rest is synced
     /// from the service first. Offline it delivers what the cache holds and does not wait.
     ///
-    /// - Returns: `hasMore`: `false` once that direction is known to be exhausted.
+    /// - Returns: `hasMore`: `false` once that direction is known to be exhausted. A
+    ///   fetch under way when the viewpoint is reset, the collection removed or the
+    ///   manager closed stops delivering and answers `true` (the end is not known); the
+    ///   next call on a removed collection throws.
     /// - Throws: ``SyncManagerError/Code/duplicatedFetch`` while a fetch in the same
     ///   direction runs; ``SyncManagerError/Code/closed`` after ``remove()`` or
     ///   `close()`; ``ChatServiceError`` when the service refuses for good (for
