@@ -62,9 +62,6 @@ final class MessageView {
     var fetching: Set<Direction> = []
     /// Bumped by a viewpoint reset, so a fetch that started before it stops delivering.
     var generation = 0
-    /// Its channel was deleted or left while it was open: closing it notes no use of the
-    /// channel, whose every trace the cache dropped.
-    var channelGone = false
 
     /// The stream and handler its events go to.
     let outlet: CollectionEventOutlet

@@ -127,8 +127,13 @@ extension SyncEngine {
     }
 
     /// The channel is being viewed: it is evicted last among closed channels.
+    /// Only a channel with cached ranges is noted: there is nothing else to rank, and a
+    /// use noted of a channel with nothing cached (deleted or left, a stale link) would
+    /// outlive it, since nothing removes that record but the channel's own removal.
     func noteViewed(_ channelURL: String) {
         guard options.messageStoreCapacity != nil else { return }
+        let cached = channels[channelURL]?.chunks ?? (try? store.chunks(channelURL: channelURL)) ?? []
+        guard !cached.isEmpty else { return }
         do { try store.noteViewed(channelURL) } catch { logger.warning("could not note that \(channelURL) was viewed: \(error)") }
     }
 }

@@ -146,9 +146,6 @@ extension SyncEngine {
         forgetSyncedLately(droppedWithHistoryOf: channelURL)
         historyDrops.dropped(channelURL)
         reconcileChannelViews(channelURL: channelURL, now: nil)
-        for view in views(of: channelURL) {
-            view.channelGone = true
-            view.emit(.channelRemoved(channelURL))
-        }
+        for view in views(of: channelURL) { view.emit(.channelRemoved(channelURL)) }
     }
 }

@@ -43,7 +43,7 @@ extension SyncEngine {
         guard let view = views.removeValue(forKey: id) else { return }
         view.outlet.finish()
         guard !isClosed else { return }
-        if !view.channelGone { noteViewed(view.channelURL) }
+        noteViewed(view.channelURL)
         trimAfterViewClosed()
     }
 
