@@ -77,7 +77,8 @@ extension SyncManager {
     ///
     /// The stream starts on the manager's engine a moment after this returns: its first
     /// element is the state at that point, so a change made in between (by a lane
-    /// already sending the message) arrives folded into it rather than on its own.
+    /// already sending the message) arrives folded into it rather than on its own, and a
+    /// message removed in between finishes the stream without any element.
     public func observeMessage(reqId: String) -> AsyncStream<Message> {
         let (stream, continuation) = AsyncStream<Message>.makeStream()
         let engine = engine

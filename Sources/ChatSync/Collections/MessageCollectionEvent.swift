@@ -26,10 +26,11 @@ public enum MessageCollectionEvent: Sendable, Hashable {
     case newMessage(Message)
     /// The channel changed.
     case channelUpdated(Channel)
-    /// The channel was deleted, or the user left it. The cache dropped everything of it;
-    /// the collection keeps the lists it showed, so that the screen can say what happened
-    /// over them, and a fetch asks the service, which refuses it. Apps usually tell the
-    /// user and remove the collection.
+    /// The channel was deleted, or the user left it. The cache dropped its messages and
+    /// ranges (its unsent messages stay in the outbox, and fail when sent); the
+    /// collection keeps the lists it showed, so that the screen can say what happened
+    /// over them. A fetch online asks the service, which refuses it; offline it finds
+    /// nothing cached. Apps usually tell the user and remove the collection.
     case channelRemoved(String)
     /// Too many messages are missing between the view and the server's newest to
     /// sync them all; the app typically calls `resetViewpointTimestamp(.max)`.
