@@ -117,6 +117,9 @@ extension ChannelCollectionTests {
         var unlearnable: Set<String> = []
         // The app clears the cache under the open list, in whatever state: drawn apart too.
         var clears = SeededGenerator(seed: seed &+ 17_000_000)
+        // A clear of a list that showed channels, not yet checked (made while paused, it is
+        // checked at the next settled step online), with the count of refused tokens then.
+        var clearOwed: Int?
         for _ in 0..<30 {
             let target = created > 0 ? "c\(Int.random(in: 0..<created, using: &random))" : Harness.channel
             let exists = await harness.server.channel(target).map { $0.memberIds.contains("alice") } ?? false
@@ -175,10 +178,8 @@ extension ChannelCollectionTests {
             // A list that showed channels before the clear shows the service's first page
             // again by itself once settled online, as after a refused token: the app that
             // pages on scrolling has no row left to scroll to.
-            var clearedWhileShowing = false
-            let refusalsBeforeTheClear = await tokens.refusals
             if Int.random(in: 0..<8, using: &clears) == 0 {
-                clearedWhileShowing = !(await collection.channels.isEmpty)
+                if !(await collection.channels.isEmpty), clearOwed == nil { clearOwed = await tokens.refusals }
                 try await harness.manager.clearCache()
                 log.append("clear the cache")
             }
@@ -197,14 +198,21 @@ extension ChannelCollectionTests {
             #expect(channels == channels.sorted { query.order.sortsBefore($0, $1) }, "seed \(seed): in query order")
             #expect(Set(channels.map(\.channelURL)).count == channels.count, "seed \(seed): no duplicates")
             #expect(channels.allSatisfy(query.matches), "seed \(seed): filtered")
-            // Unless the service refused the channel token meanwhile, twice in a row: then
-            // its refusal is the app's to hear at its next fetch (see
-            // `aServiceRefusingEveryChannelTokenDropsTheCachedChannelsOnce`).
-            if running, clearedWhileShowing, await tokens.refusals == refusalsBeforeTheClear {
-                let truth = await expected(harness, query)
+            // Unless the service refused the channel token twice since: a service that refuses
+            // the first token it gave after a drop has its refusal heard at the app's next
+            // fetch (see `aServiceRefusingEveryChannelTokenDropsTheCachedChannelsOnce`). And
+            // not for lists without empty channels: a deletion of a channel's last message
+            // that the cache cannot follow (its history went with the clear) empties the
+            // preview until the service tells the channel again (README, Known limitations).
+            // The first page is shown, not necessarily as a prefix: channels the cache took
+            // from events sort among those the pages bring.
+            let refusalsAtTheClear = running ? clearOwed : nil
+            if running { clearOwed = nil }
+            if let refusalsAtTheClear, query.includeEmpty, await tokens.refusals - refusalsAtTheClear < 2 {
+                let firstPage = await expected(harness, query).prefix(query.limit)
                 #expect(
-                    channels.count >= min(query.limit, truth.count) && channels.map(\.channelURL) == Array(truth.prefix(channels.count)),
-                    "seed \(seed): after a clear, the list shows the first page again (\(channels.map(\.channelURL)) of \(truth)); steps \(log)"
+                    Set(firstPage).isSubset(of: channels.map(\.channelURL)),
+                    "seed \(seed): after a clear, the list shows the first page again (\(channels.map(\.channelURL)), the first page \(Array(firstPage))); steps \(log)"
                 )
             }
             if running {
