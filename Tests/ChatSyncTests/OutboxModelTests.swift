@@ -24,6 +24,9 @@ struct OutboxModelTests {
         let failures = operationFailures
         await harness.manager.engine.setOperationFailureWitness { failures.record($0) }
         await harness.manager.engine.setFailureWitness { failures.record($0) }
+        // Drops for the failed list's limits made while a collection loads its failed list
+        // reach no list's events: the engine tells them.
+        await harness.manager.engine.setLimitDropWitness { failures.recordLimitDrop($0) }
         var subjects: [ModelSubject] = []
         for filter in filters { subjects.append(try await ModelSubject.open(harness.manager, filter: filter, limit: 10)) }
         return subjects
@@ -214,6 +217,7 @@ struct OutboxModelTests {
             }
             written.noteFailures(operationFailures.operations)
             everFailed.formUnion(operationFailures.reqIds)  // dropped under `.none` too, seen by no list
+            removedForCount.formUnion(operationFailures.droppedForLimits)
             try await check(
                 harness, subjects, policy: policy, removedForCount: removedForCount, sent: sent, withdrawn: withdrawn,
                 everFailed: everFailed, seed: seed,
@@ -229,6 +233,7 @@ struct OutboxModelTests {
             everFailed.formUnion(subject.recorder.failedReqIds)
             removedForCount.formUnion(subject.recorder.removedForCount)
         }
+        removedForCount.formUnion(operationFailures.droppedForLimits)
         let onServer = await server.messages(in: Harness.channel).map(\.reqId).filter { !$0.isEmpty }
         let outbox = try harness.outbox()
         for message in sent {
