@@ -127,6 +127,7 @@ extension SyncEngine {
     }
 
     /// The channel is being viewed: it is evicted last among closed channels.
+    ///
     /// Only a channel with cached ranges is noted: there is nothing else to rank, and a
     /// use noted of a channel with nothing cached (deleted or left, a stale link) would
     /// outlive it, since nothing removes that record but the channel's own removal.
