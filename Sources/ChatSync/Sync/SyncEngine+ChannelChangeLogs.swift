@@ -91,13 +91,6 @@ extension SyncEngine {
         channelLists.takesTokenAfterDrop = true
         logger.warning("the channel change-log token was refused (\(refused)): the cached channels are dropped and listed again")
         try store.forgetCachedChannels()
-        for view in channelLists.viewsInOrder {
-            view.clear()
-            view.owesServerPage = true
-        }
-        let dropped = epoch
-        runInBackground { engine in
-            if await !engine.fetchOwedChannelPages() { await engine.scheduleSyncRetry(attempt: 0, epoch: dropped) }
-        }
+        clearListsOwingTheirFirstPage()
     }
 }

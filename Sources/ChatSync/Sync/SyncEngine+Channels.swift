@@ -117,6 +117,21 @@ extension SyncEngine {
         return !channelLists.views.values.contains { $0.owesServerPage }
     }
 
+    /// Empties every open list, which then owes the service's first page: fetched now,
+    /// with a retry of the sync if it could not be, and by the reconnect's pass when
+    /// offline (both return at once then). For a cache cleared or channels dropped with
+    /// a refused token.
+    func clearListsOwingTheirFirstPage() {
+        for view in channelLists.viewsInOrder {
+            view.clear()
+            view.owesServerPage = true
+        }
+        let cleared = epoch
+        runInBackground { engine in
+            if await !engine.fetchOwedChannelPages() { await engine.scheduleSyncRetry(attempt: 0, epoch: cleared) }
+        }
+    }
+
     /// The service's page after the channels the list shows. The list paged the cache
     /// offline, but the service's cursor starts at its first page: pages the list shows
     /// already are read again (into the cache, which they refresh) until one reaches past

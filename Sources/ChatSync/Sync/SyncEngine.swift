@@ -184,19 +184,9 @@ actor SyncEngine {
         channelLists.changeLogsAreDue()
         // As when a change-log token is refused (see `MessageView.historyDropped`).
         for view in views.values { view.historyDropped() }
-        // As after a refused channel token: an emptied list owes the service's first page,
-        // fetched now if online (else by the reconnect's pass), so that an app paging on
-        // scrolling is not left with no row to scroll to.
-        for view in channelLists.viewsInOrder {
-            view.clear()
-            view.owesServerPage = true
-        }
-        if isOnline {
-            let cleared = epoch
-            runInBackground { engine in
-                if await !engine.fetchOwedChannelPages() { await engine.scheduleSyncRetry(attempt: 0, epoch: cleared) }
-            }
-        }
+        // As after a refused channel token, so that an app paging on scrolling is not left
+        // with no row to scroll to.
+        clearListsOwingTheirFirstPage()
         // Online, their channels are proven live now: in a quiet channel nothing else would
         // (no next message), and the emptied screen would wait for a reconnect. A view whose
         // fetch is out is fresh once it ends (see `fetchEnded`). A catch-up of the channel
