@@ -7,7 +7,11 @@ import Testing
 /// (a real-time event), offline or paused (learnt from the channel change logs when the
 /// connection returns), or while the app is not running (learnt after the relaunch).
 /// Her messages in it are answered, answered and awaiting their echo, stored with their
-/// answer lost, or waiting; collections on it are open or not.
+/// answer lost, or waiting; collections on it are open or not. One of them may be answered
+/// only after the news of the end (its echo, with or without its request id, came before),
+/// or be out when the app stops and found by the relaunch's look-up after the end: either
+/// way it went with the channel, and is checked at once, before a later pass learns of the
+/// end again.
 ///
 /// Checked after settling online, and again after a relaunch: the channel leaves no
 /// trace in the cache (no row, message, range, token or record of what synced there),
@@ -35,14 +39,15 @@ struct ChannelGoneGeneratedTests {
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
         let policy = MessageResendPolicy.allCases.randomElement(using: &random)!
-        var (harness, lostAnswers) = try await Harness.makeWrapped(
+        var (harness, delayedAnswers) = try await Harness.makeWrapped(
             seed: seed, databasePath: dir.path("cache.sqlite"),
             configure: {
                 $0.messageResendPolicy = policy
                 $0.messageCollectionCapacity = 200
                 $0.messageStoreCapacity = Bool.random(using: &random) ? nil : 400
             },
-            wrapper: SendAnswerLostOffline.init(base:))
+            wrapper: { AnswerDelayed(base: SendAnswerLostOffline(base: $0)) })
+        let lostAnswers = try #require(delayedAnswers.base as? SendAnswerLostOffline)
         let server = harness.server
         for channelURL in [gone, stays] {
             try await server.createChannel(channelURL, members: ["alice", "bob"], name: channelURL)
@@ -66,6 +71,9 @@ struct ChannelGoneGeneratedTests {
 
         for step in 0..<14 {
             if step == removal {
+                // Or while the relaunched app asks the service about its messages there.
+                let endsDuringLookUp = moment == .appNotRunning && Bool.random(using: &random)
+                var stoppedWithSendOut: String?
                 switch moment {
                 case .online: break
                 case .offline:
@@ -73,22 +81,102 @@ struct ChannelGoneGeneratedTests {
                     await server.setOnline(false, for: "alice")
                 case .paused: await harness.manager.pauseSync()
                 case .appNotRunning:
+                    if endsDuringLookUp, online, !holding {
+                        // A send out when the app stops, which the service stores after: the
+                        // relaunch asks the service about it before anything else goes.
+                        await harness.settle()
+                        await server.holdRequests()
+                        let message = try await harness.manager.sendMessage(.text("q\(step)"), channelURL: gone)
+                        sentTo[gone, default: []].append(message.reqId)
+                        let engine = harness.manager.engine
+                        _ = await eventually {
+                            if await server.heldRequestCount > 0 { return true }
+                            return await engine.isIdle(deliveredEvents: server.deliveredEventCount(for: "alice"))
+                        }
+                        if try engine.store.outboxEntry(reqId: message.reqId)?.message.syncState == .syncing {
+                            stoppedWithSendOut = message.reqId
+                            log.append("send to \(gone) out when the app stops")
+                        }
+                    }
                     for collection in open { await collection.collection.remove() }
                     open = []
                     await harness.manager.close()
+                    await server.releaseRequests()
+                    if let reqId = stoppedWithSendOut {
+                        #expect(await eventually { await server.sendLog.contains { $0.reqId == reqId } }, "stored: \(context(log))")
+                    }
                 }
-                if leaves { try await server.removeMember("alice", from: gone) } else { try await server.deleteChannel(gone) }
+                var endedAlready = false
+                if moment == .online, online, !holding {
+                    // The service stores a send to the channel, the channel ends, and only
+                    // then does the answer come: the message went with the channel. Its
+                    // echo comes first; without its request id (as many services send it)
+                    // nothing ties it to the outbox, and only the answer resolves the send.
+                    let echoCarriesReqId = Bool.random(using: &random)
+                    await server.setEventsCarryReqId(echoCarriesReqId)
+                    await delayedAnswers.arm(.send, in: gone, meanwhile: endAndWait(harness, leaving: leaves))
+                    let message = try await harness.manager.sendMessage(.text("r\(step)"), channelURL: gone)
+                    sentTo[gone, default: []].append(message.reqId)
+                    await harness.settle()
+                    await delayedAnswers.disarm(.send)
+                    await server.setEventsCarryReqId(true)
+                    endedAlready = await delayedAnswers.delayed[.send] == [message.reqId]
+                    if endedAlready {
+                        log.append(
+                            "send to \(gone) stored, answered after the channel's end, echo \(echoCarriesReqId ? "with" : "without") its reqId"
+                        )
+                    }
+                }
+                if !endedAlready, !endsDuringLookUp { try await end(on: server, leaving: leaves) }
                 isGone = true
+                if endedAlready, let reqId = sentTo[gone]?.last {
+                    // At once, not only once a later pass learns of the end again.
+                    let known = await harness.manager.message(reqId: reqId)
+                    #expect(known?.syncState != .synced, "answered after the end, still synced: \(context(log))")
+                    let rows = try harness.manager.engine.store.syncedLatelyRows(channelURL: gone)
+                    #expect(rows == 0, "answered after the end, recorded as synced: \(context(log))")
+                }
                 toldOfTheEnd += open.filter { $0.collection.channelURL == gone }.map(\.recorder)
                 switch moment {
                 case .online, .offline: break
                 case .paused: await harness.manager.resumeSync()
                 case .appNotRunning:
                     try await harness.reopen()
+                    if endsDuringLookUp {
+                        await delayedAnswers.arm(.lookUp, in: gone, meanwhile: endAndWait(harness, leaving: leaves))
+                    }
                     open = try await openCollections(harness, on: [gone, stays], random: &random)
+                    // The sync's passes, which learn of the end again, wait: the answer
+                    // alone must not leave the message synced.
+                    if stoppedWithSendOut != nil { await server.holdReadAnswers() }
                     await harness.manager.resumeSync()
+                    if let reqId = stoppedWithSendOut {
+                        let engine = harness.manager.engine
+                        _ = await eventually { await !engine.outbox.awaitingReconciliation.contains(reqId) }
+                        let known = await harness.manager.message(reqId: reqId)
+                        #expect(known?.syncState != .synced, "found by a look-up after the end, synced: \(context(log))")
+                        await server.releaseReadAnswers()
+                    }
                 }
                 await harness.settle()
+                if endsDuringLookUp {
+                    await delayedAnswers.disarm(.lookUp)
+                    // Open when it ended: told, like those open before.
+                    toldOfTheEnd += open.filter { $0.collection.channelURL == gone }.map(\.recorder)
+                    if let named = await delayedAnswers.delayed[.lookUp] {
+                        log.append("the relaunch's look-up in \(gone) answered after the channel's end (\(named.count) found)")
+                        for reqId in named {
+                            let known = await harness.manager.message(reqId: reqId)
+                            #expect(known?.syncState != .synced, "found by a look-up after the end, synced: \(context(log))")
+                        }
+                        let rows = try harness.manager.engine.store.syncedLatelyRows(channelURL: gone)
+                        #expect(rows == 0, "found by a look-up after the end, recorded as synced: \(context(log))")
+                    } else {
+                        log.append("no look-up in \(gone) after the relaunch: the channel ends now")
+                        try await end(on: server, leaving: leaves)
+                        await harness.settle()
+                    }
+                }
                 continue
             }
             let channelURL = Bool.random(using: &random) ? gone : stays
@@ -192,6 +280,27 @@ struct ChannelGoneGeneratedTests {
         try await harness.relaunch()
         try await checkNoTrace(harness, sentTo: sentTo, context: "after a relaunch: " + context(log))
         await harness.manager.close()
+    }
+
+    /// The channel ends for alice: deleted, or left by her.
+    private static func end(on server: SimulatedChatServer, leaving: Bool) async throws {
+        if leaving { try await server.removeMember("alice", from: gone) } else { try await server.deleteChannel(gone) }
+    }
+
+    /// The channel's end, run while an answer to alice waits: it ends, and her manager
+    /// handles every event the server delivered to her (the news of the end) before the
+    /// answer comes. Waits on the engine's own signals, not on time.
+    private static func endAndWait(_ harness: Harness, leaving: Bool) -> @Sendable () async throws -> Void {
+        let (engine, server) = (harness.manager.engine, harness.server)
+        return {
+            try await end(on: server, leaving: leaving)
+            let (listener, activity) = await engine.activitySignals()
+            var signals = activity.makeAsyncIterator()
+            while await engine.connection.handledEventCount < server.deliveredEventCount(for: "alice") {
+                guard await signals.next() != nil else { break }
+            }
+            await engine.endActivitySignals(listener)
+        }
     }
 
     private static func openCollections(

@@ -69,9 +69,10 @@ extension SyncEngine {
                 customType: entry.message.customType, data: entry.message.data, file: entry.message.file,
                 parentMessageId: entry.message.parentMessageId)
             let mayBeRepeat = outbox.noteAttempt(reqId) || head.attempts > 0 || head.isInFailedList
+            let endMark = historyDrops.endMark(entry.channelURL)
             let sent = try Self.checkedAnswer(try await service.sendMessage(request), to: request)
             guard !isClosed else { return false }
-            try resolveSent(reqId: reqId, sent: sent)
+            try resolveSent(reqId: reqId, sent: sent, channelEnded: historyDrops.endMark(entry.channelURL) != endMark)
             if mayBeRepeat, outbox.awaitingEcho[reqId] != nil { checkAwaitedAnswerInBackground(sent) }
         } catch let error as SyncManagerError {
             // Closed while the request was out: the store is gone and the relaunch asks.

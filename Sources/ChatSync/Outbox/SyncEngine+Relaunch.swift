@@ -52,11 +52,12 @@ extension SyncEngine {
                 let batch = Array(channelEntries[start..<min(start + 100, channelEntries.count)])
                 let reqIds = batch.map(\.reqId)
                 do {
+                    let endMark = historyDrops.endMark(channelURL)
                     guard
                         let found = try await requestUnlessTransient({ try await $0.lookUpMessages(channelURL: channelURL, reqIds: reqIds) }
                         )
                     else { return false }
-                    try settleLookUp(batch, found: found)
+                    try settleLookUp(batch, found: found, channelEnded: historyDrops.endMark(channelURL) != endMark)
                 } catch {
                     // The service refused for good (the channel is gone, or the user left it).
                     let failure = ChatServiceError.classify(error).failure
@@ -85,19 +86,23 @@ extension SyncEngine {
         code: ChatServiceError.Code.unconfirmed.rawValue, message: "the app stopped before the service confirmed this message",
         isRetryable: true)
 
-    private func settleLookUp(_ batch: [OutboxEntry], found: [Message]) throws {
+    /// `channelEnded`: the channel was deleted or left while the look-up was out, so what
+    /// it found went with the channel.
+    private func settleLookUp(_ batch: [OutboxEntry], found: [Message], channelEnded: Bool) throws {
         let byReqId = Dictionary(found.map { ($0.reqId, $0) }, uniquingKeysWith: { first, _ in first })
         // One commit for the batch: a relaunch after a crash may settle thousands of rows.
         try store.batched {
-            for entry in batch { try settle(entry, found: byReqId[entry.reqId], failure: Self.unconfirmedFailure) }
+            for entry in batch {
+                try settle(entry, found: byReqId[entry.reqId], failure: Self.unconfirmedFailure, channelEnded: channelEnded)
+            }
         }
     }
 
-    private func settle(_ entry: OutboxEntry, found: Message?, failure: SyncFailure) throws {
+    private func settle(_ entry: OutboxEntry, found: Message?, failure: SyncFailure, channelEnded: Bool = false) throws {
         guard outbox.awaitingReconciliation.remove(entry.reqId) != nil, let current = try store.outboxEntry(reqId: entry.reqId)
         else { return }
         if let found, found.channelURL == current.channelURL, found.messageId > 0 {
-            try resolveSent(current, sent: found)
+            try resolveSent(current, sent: found, channelEnded: channelEnded)
         } else {
             try fail(current, failure: failure, enforcingLimits: false)
         }

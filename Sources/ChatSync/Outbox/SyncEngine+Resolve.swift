@@ -3,25 +3,28 @@
 extension SyncEngine {
 
     /// A message of this device is stored on the server: it leaves the outbox and,
-    /// where that keeps views contiguous, enters the succeeded lists.
-    func resolveSent(reqId: String, sent: Message) throws {
+    /// where that keeps views contiguous, enters the succeeded lists. `channelEnded`: the
+    /// channel was deleted or left while the answer was on its way.
+    func resolveSent(reqId: String, sent: Message, channelEnded: Bool = false) throws {
         guard let entry = try store.outboxEntry(reqId: reqId) else { return }  // resolved (by its echo) or cancelled
-        try resolveSent(entry, sent: sent)
+        try resolveSent(entry, sent: sent, channelEnded: channelEnded)
     }
 
-    /// ``resolveSent(reqId:sent:)`` for an entry just read from the store in the same
-    /// turn of the engine (a relaunch's look-up settles thousands, each read once).
-    func resolveSent(_ entry: OutboxEntry, sent: Message) throws {
+    /// ``resolveSent(reqId:sent:channelEnded:)`` for an entry just read from the store in
+    /// the same turn of the engine (a relaunch's look-up settles thousands, each read once).
+    func resolveSent(_ entry: OutboxEntry, sent: Message, channelEnded: Bool = false) throws {
         let sent = sent.asSynced
         let reqId = entry.reqId
         let channelURL = sent.channelURL
-        let deleted = outbox.deletedLately.contains(channelURL: channelURL, messageId: sent.messageId)
-        // Deleted, it was sent, but `message(reqId:)` must not answer it as synced.
+        // Deleted, or gone with its channel, it was sent, but `message(reqId:)` must not
+        // answer it as synced: the news of the end came before the answer, and nothing
+        // later takes the answer back (an echo without its request id left nothing to forget).
+        let deleted = channelEnded || outbox.deletedLately.contains(channelURL: channelURL, messageId: sent.messageId)
         try retire(reqId, as: sent, gone: deleted)
         if deleted {
-            // Stored by an earlier attempt whose answer was lost, then deleted: it was
-            // sent (its observers saw it synced), and is shown nowhere. Its echo came and
-            // went, or never comes.
+            // Stored by an earlier attempt whose answer was lost, then deleted (or its
+            // channel ended): it was sent (its observers saw it synced), and is shown
+            // nowhere. Its echo came and went, or never comes.
             withdraw(entry, reason: .removeResendSucceeded)
             return
         }

@@ -144,7 +144,7 @@ extension SyncEngine {
     func showChannelGone(_ channelURL: String) {
         channels[channelURL] = nil
         forgetSyncedLately(droppedWithHistoryOf: channelURL)
-        historyDrops.dropped(channelURL)
+        historyDrops.ended(channelURL)
         reconcileChannelViews(channelURL: channelURL, now: nil)
         for view in views(of: channelURL) { view.emit(.channelRemoved(channelURL)) }
     }
