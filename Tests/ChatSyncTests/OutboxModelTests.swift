@@ -15,6 +15,8 @@ struct OutboxModelTests {
         let reqId: String
         let lane: SendLane
         let permanent: Bool
+        /// What alice wrote, when the step chose it with an awkward tail (the service must get it byte for byte).
+        var text: String? = nil
     }
 
     /// Every edit or deletion that failed for good, and every message that failed, across relaunches.
@@ -78,6 +80,8 @@ struct OutboxModelTests {
         // pull to refresh, or a screen shown again), drawn apart too: a resend in flight
         // then belongs to the failed list alone (API §4.3).
         var refetches = SeededGenerator(seed: seed &+ 50_000)
+        // The awkward tails of sent texts, drawn apart too.
+        var texts = SeededGenerator(seed: seed &+ 70_000)
         // A send stored by the service whose answer a broken connection lost, then (across a
         // relaunch or not) the app cancels it: drawn apart too.
         var cancels = SeededGenerator(seed: seed &+ 60_000)
@@ -91,11 +95,12 @@ struct OutboxModelTests {
             case 0..<30:
                 let media = Int.random(in: 0..<4, using: &random) == 0
                 let permanent = Int.random(in: 0..<8, using: &random) == 0
-                let text = permanent ? "bad \(step)" : "s\(step)"
+                let tail = AwkwardText.tail(using: &texts)  // not on a "bad" text: the service refuses those by name
+                let text = permanent ? "bad \(step)" : "s\(step)" + tail
                 let params: MessageParams =
                     media ? .file(.image, localPath: attachment, name: "p.png", mimeType: "image/png", caption: text) : .text(text)
                 let message = try await harness.manager.sendMessage(params, channelURL: Harness.channel)
-                sent.append(Sent(reqId: message.reqId, lane: params.kind.lane, permanent: permanent))
+                sent.append(Sent(reqId: message.reqId, lane: params.kind.lane, permanent: permanent, text: text))
                 log.append("send \(media ? "media" : "text")\(permanent ? " bad" : "")")
             case 30..<45:
                 let direction: Direction = Bool.random(using: &random) ? .previous : .next
@@ -234,13 +239,19 @@ struct OutboxModelTests {
             removedForCount.formUnion(subject.recorder.removedForCount)
         }
         removedForCount.formUnion(operationFailures.droppedForLimits)
-        let onServer = await server.messages(in: Harness.channel).map(\.reqId).filter { !$0.isEmpty }
+        let held = await server.messages(in: Harness.channel)
+        let onServer = held.map(\.reqId).filter { !$0.isEmpty }
         let outbox = try harness.outbox()
         for message in sent {
             let copies = onServer.filter { $0 == message.reqId }.count
             let context =
                 "seed \(seed) policy \(policy) cap \(cap.map(String.init) ?? "-") \(message.permanent ? "bad" : "good") message; \(log)"
             #expect(copies <= 1, "never doubled: \(context)")
+            if let text = message.text, let copy = held.first(where: { $0.reqId == message.reqId }),
+                !written.changedText(of: copy)
+            {
+                #expect(copy.text == text, "the service got the text as written: \(copy.text.debugDescription) \(context)")
+            }
             let mayBeDropped = removedForCount.contains(message.reqId)
             // One that failed between the list read and the cancel was cancelled as failed.
             if cancelledUnsent.contains(message.reqId), !everFailed.contains(message.reqId) {

@@ -35,9 +35,10 @@ struct OwnWrites {
             do {
                 if Int.random(in: 0..<3, using: &random) < 2 {
                     log.append("alice edits \(target.messageId)")
-                    let shown = try await manager.updateMessage(messageId: target.messageId, channelURL: Harness.channel, text: "e\(step)")
-                    #expect(shown.text == "e\(step)" && shown.isEditPending, "an edit is shown at once")
-                    lastText[ref] = "e\(step)"
+                    let text = "e\(step)" + AwkwardText.tail(using: &random)
+                    let shown = try await manager.updateMessage(messageId: target.messageId, channelURL: Harness.channel, text: text)
+                    #expect(shown.text == text && shown.isEditPending, "an edit is shown at once")
+                    lastText[ref] = text
                 } else {
                     log.append("alice deletes \(target.messageId)")
                     try await manager.deleteMessage(messageId: target.messageId, channelURL: Harness.channel)
@@ -55,7 +56,7 @@ struct OwnWrites {
             let created = try harness.outbox().filter { $0.message.syncState == .created && !$0.message.text.hasPrefix("bad") }
             guard let target = (waiting + created).randomElement(using: &random) else { return }
             log.append("alice corrects \(target.message.syncState)")
-            let text = "c\(step)"
+            let text = "c\(step)" + AwkwardText.tail(using: &random)
             do {
                 _ = try await manager.updatePendingMessage(reqId: target.reqId, text: text)
                 corrected[target.reqId] = text
@@ -65,6 +66,12 @@ struct OwnWrites {
                 log.append("  refused: on its way")
             }
         }
+    }
+
+    /// Whether alice edited `message`, or corrected it before it was sent: its text is
+    /// then checked against what she last wrote (``checkFinal(_:droppedAfterFailing:context:)``).
+    func changedText(of message: Message) -> Bool {
+        lastText[Ref(channelURL: message.channelURL, messageId: message.messageId)] != nil || corrected[message.reqId] != nil
     }
 
     mutating func noteFailures(_ operations: [OutboxOperation]) {

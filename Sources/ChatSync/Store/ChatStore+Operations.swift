@@ -6,14 +6,21 @@ extension ChatStore {
     /// Adds an operation at the end of the outbox's one sequence and answers its number.
     func insertOperation(_ operation: OutboxOperation) throws -> Int64 {
         try write { db in
-            try db.cachedStatement(
+            // Through SQLite's C API, as messages are: GRDB binds and reads text up to its
+            // first NUL, and an edit's text may hold one.
+            let statement = try db.cachedStatement(
                 sql: """
                     INSERT INTO outbox_operation (seq, operation_id, kind, channel_url, message_id, text)
                     VALUES (\(Self.nextSeqSQL), ?, ?, ?, ?, ?)
                     """
-            ).execute(arguments: [
-                operation.id, operation.kind.rawValue, operation.channelURL, operation.messageId, operation.text,
-            ])
+            ).sqliteStatement
+            try StatementBinder.execute(statement, in: db) { binder in
+                binder.text(operation.id)
+                binder.text(operation.kind.rawValue)
+                binder.text(operation.channelURL)
+                binder.int(operation.messageId)
+                binder.text(operation.text)
+            }
             return db.lastInsertedRowID
         }
     }
@@ -66,13 +73,17 @@ extension ChatStore {
     /// does not know is skipped rather than guessed at.
     func operations() throws -> [QueuedOperation] {
         try read { db in
-            let rows = try Row.fetchAll(
-                db, sql: "SELECT seq, operation_id, kind, channel_url, message_id, text, attempts FROM outbox_operation ORDER BY seq")
-            return rows.compactMap { row in
-                guard let kind = OutboxOperation.Kind(rawValue: row[2]) else { return nil }
-                let operation = OutboxOperation(id: row[1], kind: kind, channelURL: row[3], messageId: row[4], text: row[5])
-                return QueuedOperation(operation: operation, seq: row[0], attempts: row[6])
+            let statement = try db.cachedStatement(
+                sql: "SELECT seq, operation_id, kind, channel_url, message_id, text, attempts FROM outbox_operation ORDER BY seq"
+            ).sqliteStatement
+            var queued: [QueuedOperation] = []
+            try StatementBinder.eachRow(statement, in: db, binding: { _ in }) { row in
+                guard let kind = row.text(2).flatMap(OutboxOperation.Kind.init(rawValue:)) else { return }
+                let operation = OutboxOperation(
+                    id: row.text(1) ?? "", kind: kind, channelURL: row.text(3) ?? "", messageId: row.int(4) ?? 0, text: row.text(5))
+                queued.append(QueuedOperation(operation: operation, seq: row.int(0) ?? 0, attempts: Int(row.int(6) ?? 0)))
             }
+            return queued
         }
     }
 }

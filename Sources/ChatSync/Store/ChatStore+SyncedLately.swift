@@ -44,12 +44,23 @@ extension ChatStore {
     /// A newer version of a remembered message replaces its copy; its request id stays.
     func refreshSyncedLately(_ message: Message) throws {
         try write { db in
-            let arguments: StatementArguments = [
-                message.senderId, message.kind.rawValue, message.text, message.customType, message.data, message.file?.name,
-                message.file?.mimeType, message.file?.size, message.file?.url, message.parentMessageId, message.updatedAt,
-                message.channelURL, message.messageId, message.updatedAt,
-            ]
-            try db.cachedStatement(sql: Self.refreshSQL).execute(arguments: arguments)
+            // Through SQLite's C API: GRDB binds text only up to its first NUL.
+            try StatementBinder.execute(db.cachedStatement(sql: Self.refreshSQL).sqliteStatement, in: db) { binder in
+                binder.text(message.senderId)
+                binder.text(message.kind.rawValue)
+                binder.text(message.text)
+                binder.text(message.customType)
+                binder.text(message.data)
+                binder.text(message.file?.name)
+                binder.text(message.file?.mimeType)
+                binder.int(message.file?.size)
+                binder.text(message.file?.url)
+                binder.int(message.parentMessageId)
+                binder.int(message.updatedAt)
+                binder.text(message.channelURL)
+                binder.int(message.messageId)
+                binder.int(message.updatedAt)
+            }
         }
     }
 

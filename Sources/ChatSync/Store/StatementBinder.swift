@@ -17,10 +17,22 @@ struct StatementBinder {
     /// SQLite copies the text, so the Swift string need not outlive the call.
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
+    /// Bound with its length in bytes: told to find the end itself, SQLite stops at the
+    /// first NUL, and a message's text may hold one (the Outbox model's awkward texts
+    /// came back cut there).
     mutating func text(_ value: String?) {
         index += 1
-        guard let value else { sqlite3_bind_null(statement, index); return }
-        sqlite3_bind_text(statement, index, value, -1, Self.transient)
+        guard var value else { sqlite3_bind_null(statement, index); return }
+        let (statement, index) = (statement, index)
+        value.withUTF8 { bytes in
+            // An empty buffer may have no address, which SQLite would bind as NULL.
+            guard let start = bytes.baseAddress, !bytes.isEmpty else {
+                sqlite3_bind_text(statement, index, "", 0, Self.transient)
+                return
+            }
+            let text = UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self)
+            sqlite3_bind_text64(statement, index, text, UInt64(bytes.count), Self.transient, UInt8(SQLITE_UTF8))
+        }
     }
 
     mutating func int(_ value: Int64?) {
