@@ -53,6 +53,18 @@ struct OutboxBookkeeping {
 
     /// The host's answer kept for `reqId`, taken.
     mutating func takeHostAnswer(_ reqId: String) -> Message? { hostAnswersBeforeAppend.removeValue(forKey: reqId) }
+
+    /// The channel's end mark (``HistoryDrops/endMark(_:)``) when the host appended each
+    /// message still waiting for its answer in this run: an answer handed over after the
+    /// channel ended names a message that went with it. One appended before a relaunch
+    /// counts from the run's start, where every mark is 0.
+    private var hostEndMarks: [String: Int] = [:]
+
+    /// Notes the end mark of the channel the host appended `reqId` to.
+    mutating func noteHostAppend(_ reqId: String, endMark: Int) { hostEndMarks[reqId] = endMark }
+
+    /// The end mark noted when the host appended `reqId` (0 if before this run), taken.
+    mutating func takeHostEndMark(_ reqId: String) -> Int { hostEndMarks.removeValue(forKey: reqId) ?? 0 }
     /// Messages the service deleted during this run, so that an answer naming one is
     /// known for a message sent and deleted since.
     var deletedLately = DeletedLately()

@@ -4,6 +4,8 @@ extension SyncEngine {
     func appendHostMessage(_ message: Message, toViewOf id: Int) throws {
         let view = try view(id)
         guard !message.reqId.isEmpty else { throw SyncManagerError(.invalidParameter, "an appended message needs a reqId") }
+        // Outbox rows are found by their request id through GRDB too, which reads text only up to a NUL.
+        guard !message.reqId.utf8.contains(0) else { throw SyncManagerError(.invalidParameter, "a reqId must not hold a NUL") }
         guard message.channelURL == view.channelURL else {
             throw SyncManagerError(.invalidParameter, "the message belongs to \(message.channelURL), not \(view.channelURL)")
         }
@@ -28,6 +30,7 @@ extension SyncEngine {
         var pending = message
         if pending.senderId.isEmpty { pending.senderId = userId }
         let entry = try store.insertOutbox(OutboxEntry(message: pending, origin: .host))
+        outbox.noteHostAppend(entry.reqId, endMark: historyDrops.endMark(entry.channelURL))
         outbox.noteListed(channelURL: entry.channelURL, createdAt: entry.message.createdAt)
         present(entry, entering: true)
         if let early { try resolveSent(entry, sent: early) }
@@ -49,7 +52,9 @@ extension SyncEngine {
                     outbox.keepHostAnswer(message.asSynced)
                     return
                 }
-                try resolveSent(reqId: message.reqId, sent: message)
+                // Handed over after its channel ended: it went with the channel.
+                let ended = historyDrops.endMark(message.channelURL) != outbox.takeHostEndMark(message.reqId)
+                try resolveSent(reqId: message.reqId, sent: message, channelEnded: ended)
             } else {
                 logger.warning("handleSendMessageResponse: a sent message needs its messageId; ignored \(message.reqId)")
             }
