@@ -15,7 +15,7 @@ extension SyncManager {
     /// each collection heard of them.
     ///
     /// - Returns: the stored message, `.created`, with its `reqId`.
-    /// - Throws: ``SyncManagerError/Code/invalidParameter`` for an empty channel URL,
+    /// - Throws: ``SyncManagerError/Code/invalidParameter`` for an empty channel URL (or one holding a NUL),
     ///   empty text, a custom message without a type, text or data over
     ///   ``SendLimits``, a file that is missing, unreadable or too large, or a cached
     ///   channel the user is not a member of; ``SyncManagerError/Code/closed`` after

@@ -412,6 +412,17 @@ struct MessageCollectionTests {
         #expect(await errorCode { _ = try await harness.manager.messageCollection(channelURL: "") } == .invalidParameter)
         #expect(await errorCode { _ = try await harness.manager.messageCollection(channelURL: "c", limit: 0) } == .invalidParameter)
         #expect(await errorCode { _ = try await harness.manager.messageCollection(channelURL: "c", limit: 1001) } == .invalidParameter)
+        // A NUL in a key: rows found by it through GRDB, which reads text only up to a NUL, would be lost.
+        #expect(await errorCode { _ = try await harness.manager.messageCollection(channelURL: "c\u{0}d") } == .invalidParameter)
+        #expect(await errorCode { _ = try await harness.manager.sendMessage(.text("x"), channelURL: "c\u{0}d") } == .invalidParameter)
+        #expect(
+            await errorCode { _ = try await harness.manager.updateMessage(messageId: 1, channelURL: "c\u{0}d", text: "x") }
+                == .invalidParameter)
+        let collection = try await harness.manager.messageCollection(channelURL: Harness.channel)
+        let hostMessage = Message(
+            reqId: "host\u{0}1", channelURL: Harness.channel, senderId: "alice", text: "x", createdAt: 0, syncState: .syncing)
+        #expect(await errorCode { try await collection.appendMessage(hostMessage) } == .invalidParameter)
+        #expect(try harness.outbox().isEmpty, "nothing was queued")
     }
 
     @Test func theEventStreamCarriesTheSameEventsAsTheHandler() async throws {

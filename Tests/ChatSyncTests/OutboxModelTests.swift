@@ -69,7 +69,7 @@ struct OutboxModelTests {
         // Edits, deletions and corrections come from a generator of their own, so that the
         // schedules of the other steps stay what they were for every seed.
         var writes = SeededGenerator(seed: seed &+ 20_000)
-        var written = OwnWrites()
+        var written = OwnWrites(seed: seed)
         // Bursts queued behind a busy engine, alice's sends among others' messages: their
         // echoes arrive inside runs (issue 17), drawn apart too.
         var bursts = SeededGenerator(seed: seed &+ 30_000)

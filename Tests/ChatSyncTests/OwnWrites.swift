@@ -17,6 +17,10 @@ struct OwnWrites {
     private var deleted: Set<Ref> = []
     private var failed: Set<Ref> = []
     private var corrected: [String: String] = [:]
+    /// The awkward tails of edits and corrections, drawn apart from the schedule's writes.
+    private var tails: SeededGenerator
+
+    init(seed: UInt64 = 0) { tails = SeededGenerator(seed: seed &+ 80_000) }
 
     /// Alice edits or deletes one of her messages on the server, or corrects one waiting
     /// in her outbox.
@@ -35,7 +39,7 @@ struct OwnWrites {
             do {
                 if Int.random(in: 0..<3, using: &random) < 2 {
                     log.append("alice edits \(target.messageId)")
-                    let text = "e\(step)" + AwkwardText.tail(using: &random)
+                    let text = "e\(step)" + AwkwardText.tail(using: &tails)
                     let shown = try await manager.updateMessage(messageId: target.messageId, channelURL: Harness.channel, text: text)
                     #expect(shown.text == text && shown.isEditPending, "an edit is shown at once")
                     lastText[ref] = text
@@ -56,7 +60,7 @@ struct OwnWrites {
             let created = try harness.outbox().filter { $0.message.syncState == .created && !$0.message.text.hasPrefix("bad") }
             guard let target = (waiting + created).randomElement(using: &random) else { return }
             log.append("alice corrects \(target.message.syncState)")
-            let text = "c\(step)" + AwkwardText.tail(using: &random)
+            let text = "c\(step)" + AwkwardText.tail(using: &tails)
             do {
                 _ = try await manager.updatePendingMessage(reqId: target.reqId, text: text)
                 corrected[target.reqId] = text

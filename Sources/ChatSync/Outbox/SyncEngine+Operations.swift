@@ -7,7 +7,7 @@ extension SyncEngine {
     /// waiting for its echo. Anything else is ``SyncManagerError/Code/invalidParameter``.
     private func ownSyncedMessage(messageId: Int64, channelURL: String) throws -> Message {
         try checkOpen()
-        guard messageId > 0, !channelURL.isEmpty else {
+        guard messageId > 0, !channelURL.isEmpty, !channelURL.utf8.contains(0) else {
             throw SyncManagerError(.invalidParameter, "a synced message needs a channel and a positive messageId")
         }
         let found =

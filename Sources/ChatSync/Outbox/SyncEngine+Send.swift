@@ -39,6 +39,8 @@ extension SyncEngine {
     private func validate(_ params: MessageParams, channelURL: String) throws -> FileInfo? {
         func invalid(_ why: String) -> SyncManagerError { SyncManagerError(.invalidParameter, why) }
         guard !channelURL.isEmpty else { throw invalid("channelURL must not be empty") }
+        // Keys are looked up through GRDB too, which reads text only up to a NUL.
+        guard !channelURL.utf8.contains(0) else { throw invalid("channelURL must not hold a NUL") }
         guard params.text.count <= SendLimits.maxTextLength else {
             throw invalid("the text is longer than \(SendLimits.maxTextLength) characters")
         }

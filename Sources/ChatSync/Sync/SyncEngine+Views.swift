@@ -7,6 +7,7 @@ extension SyncEngine {
     ) throws -> (id: Int, events: FirstEventStream<MessageCollectionEvent>) {
         try checkOpen()
         guard !channelURL.isEmpty else { throw SyncManagerError(.invalidParameter, "channelURL must not be empty") }
+        guard !channelURL.utf8.contains(0) else { throw SyncManagerError(.invalidParameter, "channelURL must not hold a NUL") }
         guard (1...options.messageCollectionCapacity).contains(limit) else {
             throw SyncManagerError(
                 .invalidParameter, "limit must be in 1...\(options.messageCollectionCapacity) (got \(limit))")
