@@ -145,6 +145,9 @@ extension SyncEngine {
         channels[channelURL] = nil
         forgetSyncedLately(droppedWithHistoryOf: channelURL)
         historyDrops.ended(channelURL)
+        // An answered send whose echo never came went with the channel: nothing is left
+        // waiting for it, and `message(reqId:)` no longer answers it as synced.
+        for (reqId, message) in outbox.awaitingEcho where message.channelURL == channelURL { stopAwaitingEcho(reqId) }
         reconcileChannelViews(channelURL: channelURL, now: nil)
         for view in views(of: channelURL) { view.emit(.channelRemoved(channelURL)) }
     }
