@@ -8,12 +8,10 @@ extension ChatStore {
 
     private static let rememberSQL =
         "INSERT OR REPLACE INTO synced_lately (\(MessageColumns.selectList)) VALUES (\(MessageColumns.placeholders))"
-    /// What an edit may change; the request id stays.
-    private static let refreshSQL = """
-        UPDATE synced_lately SET sender_id = ?, kind = ?, text = ?, custom_type = ?, data = ?, file_name = ?,
-            file_mime = ?, file_size = ?, file_url = ?, parent_message_id = ?, updated_at = ?
-        WHERE channel_url = ? AND message_id = ? AND updated_at <= ?
-        """
+    /// What an edit may change (``MessageColumns/bindContent(of:to:)``); the request id stays.
+    private static let refreshSQL =
+        "UPDATE synced_lately SET " + MessageColumns.names.dropFirst(4).map { "\($0) = ?" }.joined(separator: ", ")
+        + " WHERE channel_url = ? AND message_id = ? AND updated_at <= ?"
 
     /// An outbox entry leaves because the service stored its message, which is
     /// remembered (unless `synced` is `nil`) in the same transaction: a kill cannot leave
@@ -46,17 +44,7 @@ extension ChatStore {
         try write { db in
             // Through SQLite's C API: GRDB binds text only up to its first NUL.
             try StatementBinder.execute(db.cachedStatement(sql: Self.refreshSQL).sqliteStatement, in: db) { binder in
-                binder.text(message.senderId)
-                binder.text(message.kind.rawValue)
-                binder.text(message.text)
-                binder.text(message.customType)
-                binder.text(message.data)
-                binder.text(message.file?.name)
-                binder.text(message.file?.mimeType)
-                binder.int(message.file?.size)
-                binder.text(message.file?.url)
-                binder.int(message.parentMessageId)
-                binder.int(message.updatedAt)
+                MessageColumns.bindContent(of: message, to: &binder)
                 binder.text(message.channelURL)
                 binder.int(message.messageId)
                 binder.int(message.updatedAt)

@@ -36,6 +36,12 @@ enum MessageColumns {
         binder.int(message.createdAt)
         binder.int(message.messageId)
         binder.text(message.reqId)
+        bindContent(of: message, to: &binder)
+    }
+
+    /// Binds what a newer version of a message may change, from `sender_id` to
+    /// `updated_at` in ``names`` order (everything after the keys and the request id).
+    static func bindContent(of message: Message, to binder: inout StatementBinder) {
         binder.text(message.senderId)
         binder.text(message.kind.rawValue)
         binder.text(message.text)
