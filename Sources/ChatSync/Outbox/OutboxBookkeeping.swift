@@ -65,6 +65,7 @@ struct OutboxBookkeeping {
 
     /// The end mark noted when the host appended `reqId` (0 if before this run), taken.
     mutating func takeHostEndMark(_ reqId: String) -> Int { hostEndMarks.removeValue(forKey: reqId) ?? 0 }
+
     /// Messages the service deleted during this run, so that an answer naming one is
     /// known for a message sent and deleted since.
     var deletedLately = DeletedLately()
