@@ -43,6 +43,11 @@ extension SimulatedChatServer {
             event = .messageReceived(message)
         }
         for user in Set(users).sorted() where !offlineUsers.contains(user) {
+            if case .messageReceived(let message) = event,
+                echoesToLose.remove(EchoToLose(user: user, sender: message.senderId, channelURL: message.channelURL)) != nil
+            {
+                continue
+            }
             if heldEvents[user] != nil {
                 heldEvents[user]?.append(event)
                 continue
@@ -50,6 +55,17 @@ extension SimulatedChatServer {
             for (id, continuation) in subscribers[user] ?? [:] { deliver(event, to: continuation, subscription: id) }
         }
     }
+
+    /// Loses the next real-time copy of a message `senderId` posts in `channelURL` on its
+    /// way to `userId` (a push lost in transit): the server stores and answers the message,
+    /// but that user never gets the event, and it is not counted as delivered.
+    public func loseNextMessageEvent(from senderId: String, in channelURL: String, to userId: String) {
+        echoesToLose.insert(EchoToLose(user: userId, sender: senderId, channelURL: channelURL))
+    }
+
+    /// Loses no more message events (those ``loseNextMessageEvent(from:in:to:)`` armed and
+    /// that did not come).
+    public func stopLosingMessageEvents() { echoesToLose = [] }
 
     /// Holds the real-time events meant for `userId` (a slow socket): they are delivered,
     /// in order, by ``releaseEvents(for:)``. Connection changes are not held.

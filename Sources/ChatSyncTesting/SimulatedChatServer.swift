@@ -60,6 +60,8 @@ public actor SimulatedChatServer {
     var heldEvents: [String: [ServiceEvent]] = [:]
     /// Whether real-time copies of a message carry its `reqId`.
     var eventsCarryReqId = true
+    /// Message events to lose on their way (``loseNextMessageEvent(from:in:to:)``).
+    var echoesToLose: Set<EchoToLose> = []
     var requestGate = Gate()
     var uploadGate = Gate()
     var readAnswerGate = Gate()

@@ -11,9 +11,6 @@ struct Harness {
     var options: SyncManagerOptions
     /// A service wrapping alice's (faults, logs) that relaunches keep; `nil`: alice's own.
     var wrappedService: (any ChatService)? = nil
-    /// Events of the server's that a wrapper of the test's dropped from alice's current
-    /// subscription (see ``EchoLost``): ``settle(extraEvents:sourceLocation:)`` does not wait for them.
-    var droppedEvents: (@Sendable () async -> Int)? = nil
     /// Overlapping passes of the reconnect sync, over every manager the harness opened.
     let syncPassOverlaps = SyncPassOverlaps()
     static let channel = "general"
@@ -86,8 +83,7 @@ struct Harness {
         let engine = manager.engine
         let (listener, activity) = await engine.activitySignals()
         while true {
-            let delivered =
-                await server.deliveredEventCount(for: "alice") + (await extraEvents?() ?? 0) - (await droppedEvents?() ?? 0)
+            let delivered = await server.deliveredEventCount(for: "alice") + (await extraEvents?() ?? 0)
             if await engine.isIdle(deliveredEvents: delivered) {
                 await engine.endActivitySignals(listener)
                 return

@@ -415,14 +415,27 @@ struct MessageCollectionTests {
         // A NUL in a key: rows found by it through GRDB, which reads text only up to a NUL, would be lost.
         #expect(await errorCode { _ = try await harness.manager.messageCollection(channelURL: "c\u{0}d") } == .invalidParameter)
         #expect(await errorCode { _ = try await harness.manager.sendMessage(.text("x"), channelURL: "c\u{0}d") } == .invalidParameter)
-        #expect(
-            await errorCode { _ = try await harness.manager.updateMessage(messageId: 1, channelURL: "c\u{0}d", text: "x") }
-                == .invalidParameter)
         let collection = try await harness.manager.messageCollection(channelURL: Harness.channel)
         let hostMessage = Message(
             reqId: "host\u{0}1", channelURL: Harness.channel, senderId: "alice", text: "x", createdAt: 0, syncState: .syncing)
         #expect(await errorCode { try await collection.appendMessage(hostMessage) } == .invalidParameter)
         #expect(try harness.outbox().isEmpty, "nothing was queued")
+    }
+
+    /// A deletion the host made through its own SDK, named with a channel URL holding a
+    /// NUL: GRDB would bind that URL cut at the NUL and delete another channel's message.
+    @Test func aHostDeletionWithANulInItsChannelIsRefusedAndDeletesNothing() async throws {
+        let harness = try await Harness.make(history: 5)
+        await harness.online()
+        let (collection, _) = try await open(harness)
+        _ = try await collection.fetchSucceededMessages(.previous)
+        let cached = try #require(await harness.server.messages(in: Harness.channel).last)
+        var named = cached
+        named.channelURL = Harness.channel + "\u{0}elsewhere"
+        #expect(await errorCode { try await collection.deleteMessage(named) } == .invalidParameter)
+        #expect(await errorCode { try await collection.updateMessage(named) } == .invalidParameter)
+        #expect(try harness.manager.engine.store.message(channelURL: Harness.channel, messageId: cached.messageId) != nil)
+        #expect(await collection.messageCount == 5)
     }
 
     @Test func theEventStreamCarriesTheSameEventsAsTheHandler() async throws {

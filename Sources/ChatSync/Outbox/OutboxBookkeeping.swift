@@ -40,31 +40,38 @@ struct OutboxBookkeeping {
     /// The host's answers to sends it handed over before the app appended the message
     /// (two tasks of the host racing): the append resolves with them at once. At most
     /// ``hostAnswerCapacity`` are kept; an answer never followed by its append is dropped.
-    private(set) var hostAnswersBeforeAppend: [String: Message] = [:]
+    private(set) var hostAnswersBeforeAppend: [String: HostAnswer] = [:]
     static let hostAnswerCapacity = 100
 
+    /// The host's answer to a message, and its channel's end mark
+    /// (``HistoryDrops/endMark(_:)``) when it came: handed over after the channel
+    /// ended, it names a message that went with it.
+    struct HostAnswer {
+        let message: Message
+        let endMark: Int
+    }
+
     /// Keeps the host's answer for a message not appended yet.
-    mutating func keepHostAnswer(_ answer: Message) {
+    mutating func keepHostAnswer(_ answer: Message, endMark: Int) {
         if hostAnswersBeforeAppend.count >= Self.hostAnswerCapacity, let any = hostAnswersBeforeAppend.keys.first {
             hostAnswersBeforeAppend[any] = nil
         }
-        hostAnswersBeforeAppend[answer.reqId] = answer
+        hostAnswersBeforeAppend[answer.reqId] = HostAnswer(message: answer, endMark: endMark)
     }
 
     /// The host's answer kept for `reqId`, taken.
-    mutating func takeHostAnswer(_ reqId: String) -> Message? { hostAnswersBeforeAppend.removeValue(forKey: reqId) }
+    mutating func takeHostAnswer(_ reqId: String) -> HostAnswer? { hostAnswersBeforeAppend.removeValue(forKey: reqId) }
 
-    /// The channel's end mark (``HistoryDrops/endMark(_:)``) when the host appended each
-    /// message still waiting for its answer in this run: an answer handed over after the
-    /// channel ended names a message that went with it. One appended before a relaunch
-    /// counts from the run's start, where every mark is 0.
+    /// The channel's end mark when the host appended each message still in the outbox in
+    /// this run (see ``HostAnswer``). One appended before a relaunch counts from the run's
+    /// start, where every mark is 0.
     private var hostEndMarks: [String: Int] = [:]
 
     /// Notes the end mark of the channel the host appended `reqId` to.
     mutating func noteHostAppend(_ reqId: String, endMark: Int) { hostEndMarks[reqId] = endMark }
 
-    /// The end mark noted when the host appended `reqId` (0 if before this run), taken.
-    mutating func takeHostEndMark(_ reqId: String) -> Int { hostEndMarks.removeValue(forKey: reqId) ?? 0 }
+    /// The end mark noted when the host appended `reqId` (0 if before this run).
+    func hostEndMark(_ reqId: String) -> Int { hostEndMarks[reqId] ?? 0 }
 
     /// Messages the service deleted during this run, so that an answer naming one is
     /// known for a message sent and deleted since.
@@ -184,5 +191,6 @@ struct OutboxBookkeeping {
         awaitingReconciliation.remove(reqId)
         manualResends.remove(reqId)
         reportedProgress[reqId] = nil
+        hostEndMarks[reqId] = nil
     }
 }

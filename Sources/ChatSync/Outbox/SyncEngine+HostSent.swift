@@ -21,7 +21,7 @@ extension SyncEngine {
         }
         // The host handed over the answer first: shown as pending, then resolved with it
         // at once (it waits for its echo where that keeps the views contiguous).
-        let early = outbox.takeHostAnswer(message.reqId).flatMap { $0.channelURL == message.channelURL ? $0 : nil }
+        let early = outbox.takeHostAnswer(message.reqId).flatMap { $0.message.channelURL == message.channelURL ? $0 : nil }
         if early == nil, let known = outbox.awaitingEcho[message.reqId] ?? outbox.recentlySynced[message.reqId],
             known.channelURL == message.channelURL
         {
@@ -33,7 +33,10 @@ extension SyncEngine {
         outbox.noteHostAppend(entry.reqId, endMark: historyDrops.endMark(entry.channelURL))
         outbox.noteListed(channelURL: entry.channelURL, createdAt: entry.message.createdAt)
         present(entry, entering: true)
-        if let early { try resolveSent(entry, sent: early) }
+        if let early {
+            // Handed over after its channel ended: it went with the channel.
+            try resolveSent(entry, sent: early.message, channelEnded: historyDrops.endMark(entry.channelURL) != early.endMark)
+        }
     }
 
     func handleHostResponse(_ message: Message?, error: (any Error)?) {
@@ -49,11 +52,11 @@ extension SyncEngine {
                 guard try store.outboxEntry(reqId: message.reqId) != nil else {
                     // Answered before the app appended it (or after it was resolved or
                     // removed): kept for the append, which resolves with it at once.
-                    outbox.keepHostAnswer(message.asSynced)
+                    outbox.keepHostAnswer(message.asSynced, endMark: historyDrops.endMark(message.channelURL))
                     return
                 }
                 // Handed over after its channel ended: it went with the channel.
-                let ended = historyDrops.endMark(message.channelURL) != outbox.takeHostEndMark(message.reqId)
+                let ended = historyDrops.endMark(message.channelURL) != outbox.hostEndMark(message.reqId)
                 try resolveSent(reqId: message.reqId, sent: message, channelEnded: ended)
             } else {
                 logger.warning("handleSendMessageResponse: a sent message needs its messageId; ignored \(message.reqId)")
@@ -68,12 +71,22 @@ extension SyncEngine {
         guard message.messageId > 0 else {
             throw SyncManagerError(.invalidParameter, "only a succeeded message can be updated")
         }
+        try Self.checkKey(message.channelURL)
         applyUpdated([message.asSynced])
+    }
+
+    /// A channel URL with a NUL is refused: cached rows are found by it through GRDB too,
+    /// which reads text only up to a NUL, and would be taken for another channel's.
+    private static func checkKey(_ channelURL: String) throws {
+        guard !channelURL.isEmpty, !channelURL.utf8.contains(0) else {
+            throw SyncManagerError(.invalidParameter, "the message needs a channel URL without a NUL")
+        }
     }
 
     func deleteHostMessage(_ message: Message) throws {
         try checkOpen()
         if message.messageId > 0 {
+            try Self.checkKey(message.channelURL)
             applyDeleted(channelURL: message.channelURL, messageIds: [message.messageId])
         } else if let entry = try store.outboxEntry(reqId: message.reqId) {
             try drop(entry, reason: .removeManualAction)

@@ -8,7 +8,7 @@ extension SyncEngine {
     private func ownSyncedMessage(messageId: Int64, channelURL: String) throws -> Message {
         try checkOpen()
         guard messageId > 0, !channelURL.isEmpty, !channelURL.utf8.contains(0) else {
-            throw SyncManagerError(.invalidParameter, "a synced message needs a channel and a positive messageId")
+            throw SyncManagerError(.invalidParameter, "a synced message needs a channel URL (without a NUL) and a positive messageId")
         }
         let found =
             try store.message(channelURL: channelURL, messageId: messageId) ?? awaitedEcho(channelURL: channelURL, messageId: messageId)
