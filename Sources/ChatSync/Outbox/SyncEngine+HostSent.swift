@@ -3,9 +3,7 @@
 extension SyncEngine {
     func appendHostMessage(_ message: Message, toViewOf id: Int) throws {
         let view = try view(id)
-        guard !message.reqId.isEmpty else { throw SyncManagerError(.invalidParameter, "an appended message needs a reqId") }
-        // Outbox rows are found by their request id through GRDB too, which reads text only up to a NUL.
-        guard !message.reqId.utf8.contains(0) else { throw SyncManagerError(.invalidParameter, "a reqId must not hold a NUL") }
+        try Self.checkKey(message.reqId, named: "an appended message's reqId")
         guard message.channelURL == view.channelURL else {
             throw SyncManagerError(.invalidParameter, "the message belongs to \(message.channelURL), not \(view.channelURL)")
         }
@@ -71,22 +69,14 @@ extension SyncEngine {
         guard message.messageId > 0 else {
             throw SyncManagerError(.invalidParameter, "only a succeeded message can be updated")
         }
-        try Self.checkKey(message.channelURL)
+        try Self.checkKey(message.channelURL, named: "the message's channelURL")
         applyUpdated([message.asSynced])
-    }
-
-    /// A channel URL with a NUL is refused: cached rows are found by it through GRDB too,
-    /// which reads text only up to a NUL, and would be taken for another channel's.
-    private static func checkKey(_ channelURL: String) throws {
-        guard !channelURL.isEmpty, !channelURL.utf8.contains(0) else {
-            throw SyncManagerError(.invalidParameter, "the message needs a channel URL without a NUL")
-        }
     }
 
     func deleteHostMessage(_ message: Message) throws {
         try checkOpen()
         if message.messageId > 0 {
-            try Self.checkKey(message.channelURL)
+            try Self.checkKey(message.channelURL, named: "the message's channelURL")
             applyDeleted(channelURL: message.channelURL, messageIds: [message.messageId])
         } else if let entry = try store.outboxEntry(reqId: message.reqId) {
             try drop(entry, reason: .removeManualAction)

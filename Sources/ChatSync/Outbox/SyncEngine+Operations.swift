@@ -7,9 +7,8 @@ extension SyncEngine {
     /// waiting for its echo. Anything else is ``SyncManagerError/Code/invalidParameter``.
     private func ownSyncedMessage(messageId: Int64, channelURL: String) throws -> Message {
         try checkOpen()
-        guard messageId > 0, !channelURL.isEmpty, !channelURL.utf8.contains(0) else {
-            throw SyncManagerError(.invalidParameter, "a synced message needs a channel URL (without a NUL) and a positive messageId")
-        }
+        try Self.checkKey(channelURL, named: "channelURL")
+        guard messageId > 0 else { throw SyncManagerError(.invalidParameter, "a synced message needs a positive messageId") }
         let found =
             try store.message(channelURL: channelURL, messageId: messageId) ?? awaitedEcho(channelURL: channelURL, messageId: messageId)
         guard let message = found else {

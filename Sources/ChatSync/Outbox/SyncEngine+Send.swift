@@ -38,9 +38,7 @@ extension SyncEngine {
     /// Checks what only the client can check; answers the attachment to store.
     private func validate(_ params: MessageParams, channelURL: String) throws -> FileInfo? {
         func invalid(_ why: String) -> SyncManagerError { SyncManagerError(.invalidParameter, why) }
-        guard !channelURL.isEmpty else { throw invalid("channelURL must not be empty") }
-        // Keys are looked up through GRDB too, which reads text only up to a NUL.
-        guard !channelURL.utf8.contains(0) else { throw invalid("channelURL must not hold a NUL") }
+        try Self.checkKey(channelURL, named: "channelURL")
         guard params.text.count <= SendLimits.maxTextLength else {
             throw invalid("the text is longer than \(SendLimits.maxTextLength) characters")
         }

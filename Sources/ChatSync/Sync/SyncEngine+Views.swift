@@ -6,8 +6,7 @@ extension SyncEngine {
         channelURL: String, filter: MessageFilter, viewpoint: Int64, limit: Int
     ) throws -> (id: Int, events: FirstEventStream<MessageCollectionEvent>) {
         try checkOpen()
-        guard !channelURL.isEmpty else { throw SyncManagerError(.invalidParameter, "channelURL must not be empty") }
-        guard !channelURL.utf8.contains(0) else { throw SyncManagerError(.invalidParameter, "channelURL must not hold a NUL") }
+        try Self.checkKey(channelURL, named: "channelURL")
         guard (1...options.messageCollectionCapacity).contains(limit) else {
             throw SyncManagerError(
                 .invalidParameter, "limit must be in 1...\(options.messageCollectionCapacity) (got \(limit))")
