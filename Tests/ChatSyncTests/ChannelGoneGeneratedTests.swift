@@ -110,91 +110,13 @@ struct ChannelGoneGeneratedTests {
                     }
                 }
                 var endedAlready = false
-                let lateNews = moment == .online && online && !holding ? Int.random(in: 0..<3, using: &lateDraws) : nil
-                if lateNews == 0 {
-                    // The app's own SDK sends a message the app appends; the service stores
-                    // it, its echo comes without its request id, the channel ends, and only
-                    // then does the app hand over the answer (or, two tasks of the app racing,
-                    // append the message after handing the answer over before the end).
-                    let reqId = "host-\(step)"
-                    let answerFirst = Bool.random(using: &lateDraws)
-                    let hostView = try await harness.manager.messageCollection(channelURL: gone, limit: 10)
-                    let pending = Message(
-                        reqId: reqId, channelURL: gone, senderId: "alice", text: "h\(step)", createdAt: 0, syncState: .syncing)
-                    if !answerFirst { try await hostView.appendMessage(pending) }
-                    sentTo[gone, default: []].append(reqId)
-                    await server.setEventsCarryReqId(false)
-                    let stored = try await server.service(for: "alice").sendMessage(
-                        SendMessageRequest(reqId: reqId, channelURL: gone, kind: .text, text: "h\(step)"))
-                    await harness.settle()
-                    await server.setEventsCarryReqId(true)
-                    if answerFirst { await hostView.handleSendMessageResponse(stored, error: nil) }
-                    try await end(on: server, leaving: leaves)
-                    await harness.settle()
-                    if answerFirst {
-                        try await hostView.appendMessage(pending)
-                    } else {
-                        await hostView.handleSendMessageResponse(stored, error: nil)
-                    }
-                    await harness.settle()
-                    await hostView.remove()
-                    let known = await harness.manager.message(reqId: reqId)
-                    #expect(known?.syncState != .synced, "handed over after the end, still synced: \(context(log))")
-                    endedAlready = true
-                    log.append(
-                        answerFirst
-                            ? "the app's own send to \(gone) answered before the channel's end, appended after it"
-                            : "the app's own send to \(gone) answered after the channel's end")
-                } else if lateNews == 1 {
-                    // The service stores and answers a send to the channel, but its echo is
-                    // lost on its way; then the channel ends: nothing is left awaiting it. A
-                    // collection shows the channel's newest messages, so that the answer
-                    // waits for its echo.
-                    let liveView = try await harness.manager.messageCollection(channelURL: gone, limit: 10)
-                    _ = try await liveView.fetchSucceededMessages(.previous)
-                    await harness.settle()
-                    await server.loseNextMessageEvent(from: "alice", in: gone, to: "alice")
-                    let message = try await harness.manager.sendMessage(.text("x\(step)"), channelURL: gone)
-                    sentTo[gone, default: []].append(message.reqId)
-                    await harness.settle()
-                    await server.stopLosingMessageEvents()
-                    let awaited = await harness.manager.engine.outbox.awaitingEcho[message.reqId] != nil
-                    try await end(on: server, leaving: leaves)
-                    await harness.settle()
-                    await liveView.remove()
-                    endedAlready = true
-                    log.append("send to \(gone) answered, its echo lost\(awaited ? " while awaited" : ""), then the channel's end")
-                    #expect(awaited, "the answer waits for its echo in a live channel: \(context(log))")
-                    let awaiting = await harness.manager.engine.outbox.awaitingEcho.values.filter { $0.channelURL == gone }
-                    #expect(awaiting.isEmpty, "an echo is awaited from the channel gone: \(context(log))")
-                    let known = await harness.manager.message(reqId: message.reqId)
-                    #expect(known?.syncState != .synced, "answered before the end, its echo lost, still synced: \(context(log))")
-                } else if lateNews != nil {
-                    // The service stores a send to the channel, the channel ends, and only
-                    // then does the answer come: the message went with the channel. Its
-                    // echo comes first; without its request id (as many services send it)
-                    // nothing ties it to the outbox, and only the answer resolves the send.
-                    let echoCarriesReqId = Bool.random(using: &random)
-                    await server.setEventsCarryReqId(echoCarriesReqId)
-                    await delayedAnswers.arm(.send, in: gone, meanwhile: endAndWait(harness, leaving: leaves))
-                    let message = try await harness.manager.sendMessage(.text("r\(step)"), channelURL: gone)
-                    sentTo[gone, default: []].append(message.reqId)
-                    await harness.settle()
-                    await delayedAnswers.disarm(.send)
-                    await server.setEventsCarryReqId(true)
-                    // The answer that waited may be an earlier send's of the same lane: the
-                    // channel ended all the same, and that message is the one to check.
-                    let answeredLate = await delayedAnswers.delayed[.send] ?? []
-                    endedAlready = !answeredLate.isEmpty
-                    for reqId in answeredLate {
-                        // At once, not only once a later pass learns of the end again.
-                        let known = await harness.manager.message(reqId: reqId)
-                        #expect(known?.syncState != .synced, "answered after the end, still synced: \(context(log))")
-                    }
-                    if endedAlready {
-                        log.append(
-                            "send to \(gone) stored, answered after the channel's end, echo \(echoCarriesReqId ? "with" : "without") its reqId"
-                        )
+                if moment == .online, online, !holding {
+                    let news = LateNews(
+                        harness: harness, delayedAnswers: delayedAnswers, leaves: leaves, step: step, context: context)
+                    switch Int.random(in: 0..<3, using: &lateDraws) {
+                    case 0: endedAlready = try await news.hostAnswer(draws: &lateDraws, sentTo: &sentTo, log: &log)
+                    case 1: endedAlready = try await news.echoLost(sentTo: &sentTo, log: &log)
+                    default: endedAlready = try await news.sendAnswer(random: &random, sentTo: &sentTo, log: &log)
                     }
                 }
                 if !endedAlready, !endsDuringLookUp { try await end(on: server, leaving: leaves) }
@@ -366,6 +288,130 @@ struct ChannelGoneGeneratedTests {
                 await engine.connection.handledEventCount >= server.deliveredEventCount(for: "alice")
             }
             #expect(handled, "the manager handles the news of the end")
+        }
+    }
+
+    /// The channel's end meeting news of one of alice's messages that is still on its way,
+    /// at the removal step of an online schedule. Each variant ends the channel itself,
+    /// checks at once (before a later pass learns of the end again) that the message is
+    /// not answered as synced, and answers whether the channel ended.
+    private struct LateNews {
+        let harness: Harness
+        let delayedAnswers: AnswerDelayed
+        let leaves: Bool
+        let step: Int
+        let context: ([String]) -> String
+        var server: SimulatedChatServer { harness.server }
+
+        /// The app's own SDK sends a message the app appends; the service stores it, its
+        /// echo comes without its request id, the channel ends, and only then does the app
+        /// hand over the answer (or, two tasks of the app racing, append the message after
+        /// handing the answer over before the end).
+        func hostAnswer(draws: inout SeededGenerator, sentTo: inout [String: [String]], log: inout [String]) async throws -> Bool {
+            let reqId = "host-\(step)"
+            let answerFirst = Bool.random(using: &draws)
+            let hostView = try await harness.manager.messageCollection(channelURL: gone, limit: 10)
+            let pending = Message(
+                reqId: reqId, channelURL: gone, senderId: "alice", text: "h\(step)", createdAt: 0, syncState: .syncing)
+            if !answerFirst { try await hostView.appendMessage(pending) }
+            sentTo[gone, default: []].append(reqId)
+            if Bool.random(using: &draws) { try await deletionNamingAnotherChannel(through: hostView, log: &log) }
+            await server.setEventsCarryReqId(false)
+            let stored = try await server.service(for: "alice").sendMessage(
+                SendMessageRequest(reqId: reqId, channelURL: gone, kind: .text, text: "h\(step)"))
+            await harness.settle()
+            await server.setEventsCarryReqId(true)
+            if answerFirst { await hostView.handleSendMessageResponse(stored, error: nil) }
+            try await end(on: server, leaving: leaves)
+            await harness.settle()
+            if answerFirst {
+                try await hostView.appendMessage(pending)
+            } else {
+                await hostView.handleSendMessageResponse(stored, error: nil)
+            }
+            await harness.settle()
+            await hostView.remove()
+            let known = await harness.manager.message(reqId: reqId)
+            #expect(known?.syncState != .synced, "handed over after the end, still synced: \(context(log))")
+            log.append(
+                answerFirst
+                    ? "the app's own send to \(gone) answered before the channel's end, appended after it"
+                    : "the app's own send to \(gone) answered after the channel's end")
+            return true
+        }
+
+        /// The app's SDK tells of a deletion in a channel URL that holds a NUL after the other
+        /// channel's URL: refused, it deletes nothing there (GRDB would bind the URL cut at
+        /// the NUL, and the other channel's cached message would go unseen by its views).
+        private func deletionNamingAnotherChannel(through view: MessageCollection, log: inout [String]) async throws {
+            let store = harness.manager.engine.store
+            let cached = try await server.messages(in: stays).filter {
+                try store.message(channelURL: stays, messageId: $0.messageId) != nil
+            }
+            guard var named = cached.last else { return }
+            log.append("the app's SDK deletes \(named.messageId) naming \(stays) with a NUL after it")
+            named.channelURL = stays + "\u{0}x"
+            do {
+                try await view.deleteMessage(named)
+                Issue.record("a channel URL with a NUL was taken: \(context(log))")
+            } catch let error as SyncManagerError {
+                #expect(error.code == .invalidParameter, "refused as bad input: \(context(log))")
+            }
+            #expect(try store.message(channelURL: stays, messageId: named.messageId) != nil, "nothing deleted: \(context(log))")
+        }
+
+        /// The service stores and answers a send to the channel, but its echo is lost on its
+        /// way; then the channel ends: nothing is left awaiting it. A collection shows the
+        /// channel's newest messages, so that the answer waits for its echo.
+        func echoLost(sentTo: inout [String: [String]], log: inout [String]) async throws -> Bool {
+            let liveView = try await harness.manager.messageCollection(channelURL: gone, limit: 10)
+            _ = try await liveView.fetchSucceededMessages(.previous)
+            await harness.settle()
+            await server.loseNextMessageEvent(from: "alice", in: gone, to: "alice")
+            let message = try await harness.manager.sendMessage(.text("x\(step)"), channelURL: gone)
+            sentTo[gone, default: []].append(message.reqId)
+            await harness.settle()
+            await server.stopLosingMessageEvents()
+            let awaited = await harness.manager.engine.outbox.awaitingEcho[message.reqId] != nil
+            try await end(on: server, leaving: leaves)
+            await harness.settle()
+            await liveView.remove()
+            log.append("send to \(gone) answered, its echo lost\(awaited ? " while awaited" : ""), then the channel's end")
+            #expect(awaited, "the answer waits for its echo in a live channel: \(context(log))")
+            let awaiting = await harness.manager.engine.outbox.awaitingEcho.values.filter { $0.channelURL == gone }
+            #expect(awaiting.isEmpty, "an echo is awaited from the channel gone: \(context(log))")
+            let known = await harness.manager.message(reqId: message.reqId)
+            #expect(known?.syncState != .synced, "answered before the end, its echo lost, still synced: \(context(log))")
+            return true
+        }
+
+        /// The service stores a send to the channel, the channel ends, and only then does
+        /// the answer come: the message went with the channel. Its echo comes first;
+        /// without its request id (as many services send it) nothing ties it to the
+        /// outbox, and only the answer resolves the send. Answers whether an answer waited
+        /// (the lane may not have sent).
+        func sendAnswer(random: inout SeededGenerator, sentTo: inout [String: [String]], log: inout [String]) async throws -> Bool {
+            let echoCarriesReqId = Bool.random(using: &random)
+            await server.setEventsCarryReqId(echoCarriesReqId)
+            await delayedAnswers.arm(.send, in: gone, meanwhile: endAndWait(harness, leaving: leaves))
+            let message = try await harness.manager.sendMessage(.text("r\(step)"), channelURL: gone)
+            sentTo[gone, default: []].append(message.reqId)
+            await harness.settle()
+            await delayedAnswers.disarm(.send)
+            await server.setEventsCarryReqId(true)
+            // The answer that waited may be an earlier send's of the same lane: the channel
+            // ended all the same, and that message is the one to check.
+            let answeredLate = await delayedAnswers.delayed[.send] ?? []
+            for reqId in answeredLate {
+                let known = await harness.manager.message(reqId: reqId)
+                #expect(known?.syncState != .synced, "answered after the end, still synced: \(context(log))")
+            }
+            if !answeredLate.isEmpty {
+                log.append(
+                    "send to \(gone) stored, answered after the channel's end, echo \(echoCarriesReqId ? "with" : "without") its reqId"
+                )
+            }
+            return !answeredLate.isEmpty
         }
     }
 
