@@ -64,7 +64,7 @@ struct ChunkTests {
     @Test func aSyncBatchStoresMessagesAndItsRangeTogether() throws {
         let store = try ChatStore.open(path: nil, userId: "alice")
         let batch = [makeMessage(1, at: 1), makeMessage(2, at: 2)]
-        let removed = try store.applySyncBatch(batch, channelURL: "c", chunks: [chunk(1, 2)])
+        let removed = try store.applySyncBatch(batch, channelURL: "c", chunks: [chunk(1, 2)]).removed
         #expect(removed.isEmpty)
         #expect(try store.chunks(channelURL: "c") == [chunk(1, 2)])
         #expect(try store.page(channelURL: "c", direction: .newer, from: .min, inclusive: true, limit: 10) == batch)
@@ -77,7 +77,8 @@ struct ChunkTests {
             lower: MessageKey(createdAt: 1, messageId: 1), lowerInclusive: false,
             upper: MessageKey(createdAt: 5, messageId: 5), upperInclusive: true)
         let removed = try store.applySyncBatch(
-            [makeMessage(3, at: 3), makeMessage(5, at: 5)], channelURL: "c", chunks: [chunk(1, 5)], authoritative: span)
+            [makeMessage(3, at: 3), makeMessage(5, at: 5)], channelURL: "c", chunks: [chunk(1, 5)], authoritative: span
+        ).removed
         #expect(removed == [2], "2 was deleted on the server; 1 is the open edge; 9 is outside")
         let ids = try store.page(channelURL: "c", direction: .newer, from: .min, inclusive: true, limit: 10).map(\.messageId)
         #expect(ids == [1, 3, 5, 9])

@@ -50,6 +50,10 @@ struct ScheduleSeeds: Sendable {
     /// One of alice's channels deleted or left in any connection state, the app running or
     /// not (ChannelGoneGeneratedTests).
     static let channelGone = ScheduleSeeds(name: "CHANNEL_GONE", filter: "ChannelGoneGenerated", defaultCount: 200, regressions: [])
+    /// Views opened inside ranges just synced, after others changed them
+    /// (CacheReadsAfterWritesGeneratedTests).
+    static let cacheReads = ScheduleSeeds(
+        name: "CACHE_READS", filter: "CacheReadsAfterWritesGenerated", defaultCount: 150, regressions: [])
     /// The channel list's replay generator.
     static let channelList = ScheduleSeeds(name: "CHANNEL_LIST", filter: "ChannelCollection", defaultCount: 120, regressions: [])
 

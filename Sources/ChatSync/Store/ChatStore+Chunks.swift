@@ -44,8 +44,8 @@ extension ChatStore {
     /// were deleted on the server: they are removed, and their ids answered.
     func applySyncBatch(
         _ messages: [Message], channelURL: String, chunks: [Chunk]?, authoritative: KeyRange? = nil
-    ) throws -> [Int64] {
-        try write { db in
+    ) throws -> SyncBatchWrite {
+        try write { db, ownTransaction in
             var removed: [Int64] = []
             if let authoritative {
                 let answered = Set(messages.map(\.messageId))
@@ -67,11 +67,25 @@ extension ChatStore {
                     removed.append(id)
                 }
             }
-            try Self.upsertMessages(messages, in: db)
+            let wroteEvery = try Self.upsertMessages(messages, in: db)
             if let chunks { try Self.replaceChunks(chunks, of: channelURL, in: db) }
-            return removed
+            // Inside a batched transaction, a failing commit could still undo the rows
+            // while the mark stays: only a transaction of its own vouches for them.
+            let verbatim = wroteEvery && ownTransaction && authoritative != nil
+            return SyncBatchWrite(removed: removed, verbatimAt: verbatim ? db.totalChangesCount : nil)
         }
     }
+}
+
+/// What storing a sync batch did.
+struct SyncBatchWrite {
+    /// The cached messages inside the authoritative span that the batch lacked, now removed.
+    var removed: [Int64]
+    /// When every message of the batch was stored as given (no cached copy was newer) in
+    /// a transaction of its own: the store's ``ChatStore/changeMark()`` after it. While
+    /// the mark stays there, the cache holds exactly the batch's messages inside the
+    /// authoritative span.
+    var verbatimAt: Int?
 }
 
 /// A range of keys with open or closed ends.
@@ -80,4 +94,9 @@ struct KeyRange: Sendable, Hashable {
     var lowerInclusive: Bool
     var upper: MessageKey
     var upperInclusive: Bool
+
+    /// Whether `key` lies inside the range.
+    func admits(_ key: MessageKey) -> Bool {
+        (lowerInclusive ? lower <= key : lower < key) && (upperInclusive ? key <= upper : key < upper)
+    }
 }

@@ -22,15 +22,21 @@ extension ChatStore {
     /// Inserts or updates `messages` in one transaction (older versions never win).
     func upsertMessages(_ messages: [Message]) throws {
         guard !messages.isEmpty else { return }
-        try write { db in try Self.upsertMessages(messages, in: db) }
+        _ = try write { db in try Self.upsertMessages(messages, in: db) }
     }
 
     /// Inserts or updates `messages` inside the caller's transaction, with one cached statement.
-    static func upsertMessages(_ messages: [Message], in db: Database) throws {
+    /// Answers whether every message was written: `false` when a stored copy was newer and stayed.
+    @discardableResult
+    static func upsertMessages(_ messages: [Message], in db: Database) throws -> Bool {
         let statement = try db.cachedStatement(sql: upsertSQL).sqliteStatement
+        var wroteEvery = true
         for message in messages {
             try StatementBinder.execute(statement, in: db) { MessageColumns.bind(message, to: &$0) }
+            // An insert or an update changes one row; an update its `WHERE` refused, none.
+            if db.changesCount == 0 { wroteEvery = false }
         }
+        return wroteEvery
     }
 
     /// Removes one message by id; answers whether it was cached.

@@ -161,12 +161,18 @@ final class ChatStore: Sendable {
     /// Runs `body` as one transaction, or as a savepoint of the transaction of an
     /// enclosing ``batched(_:)``: either way a failing `body` undoes only its own changes.
     func write<T>(_ body: (Database) throws -> T) throws -> T {
+        try write { db, _ in try body(db) }
+    }
+
+    /// ``write(_:)``, telling `body` whether it runs in a transaction of its own (`true`)
+    /// or inside a ``batched(_:)`` one, whose commit may still fail and undo it.
+    func write<T>(_ body: (Database, _ ownTransaction: Bool) throws -> T) throws -> T {
         do {
             return try writer.unsafeReentrantWrite { db in
-                guard db.isInsideTransaction else { return try Self.inImmediateTransaction(db, body) }
+                guard db.isInsideTransaction else { return try Self.inImmediateTransaction(db) { try body($0, true) } }
                 var result: T?
                 try db.inSavepoint {
-                    result = try body(db)
+                    result = try body(db, false)
                     return .commit
                 }
                 return result!  // set: inSavepoint returned without throwing, so body ran to its end
@@ -174,6 +180,13 @@ final class ChatStore: Sendable {
         } catch {
             throw Self.mapped(error, while: "writing the cache")
         }
+    }
+
+    /// How many rows any insert, update or deletion on this connection has changed since
+    /// it opened: a mark that moves with every change to the cache (the engine is its only
+    /// writer), so that what was known of the cache at one mark still holds at the same.
+    func changeMark() throws -> Int {
+        try read { $0.totalChangesCount }
     }
 
     /// Runs `body` in a transaction of its own (`BEGIN IMMEDIATE`, as GRDB begins a

@@ -55,6 +55,15 @@ enum MessageColumns {
         binder.int(message.updatedAt)
     }
 
+    /// `message` as a read of its stored row gives it back: what the columns do not keep
+    /// (a local file's path, the sync state and its details) reads as a synced message's.
+    static func asStored(_ message: Message) -> Message {
+        var stored = message.asSynced
+        stored.file?.localPath = nil
+        stored.isEditPending = false
+        return stored
+    }
+
     /// Reads a message from the row a statement stands on, whose columns start at
     /// `offset` in ``names`` order, straight through SQLite's C API (GRDB's `Row` cost
     /// more than SQLite's own work on a page read and an outbox scan).

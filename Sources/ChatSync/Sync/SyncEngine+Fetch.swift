@@ -152,10 +152,9 @@ extension SyncEngine {
         let (from, fromInclusive) = Self.clamp(anchor.key, anchor.inclusive, to: chunk, direction)
         let floorInChunk = floor.flatMap { direction == .previous && $0 >= chunk.start ? $0 : nil }
         // One row more than needed tells whether the chunk holds more, without a second query.
-        var rows = try store.page(
-            channelURL: view.channelURL, direction: direction == .previous ? .older : .newer, from: from,
-            inclusive: fromInclusive, bound: direction == .previous ? floorInChunk ?? chunk.start : chunk.end, limit: need + 1,
-            filter: view.filter)
+        var rows = try page(
+            of: view.channelURL, direction == .previous ? .older : .newer, from: from, inclusive: fromInclusive,
+            bound: direction == .previous ? floorInChunk ?? chunk.start : chunk.end, limit: need + 1, filter: view.filter)
         if let floorInChunk { rows.removeAll { $0.sortKey <= floorInChunk } }
         let chunkHasMore = rows.count > need
         if chunkHasMore {

@@ -80,20 +80,49 @@ extension SyncEngine {
         let existing = try chunks(of: channelURL)
         noteCacheWrites(messages.count)
         guard let range = Self.provable(claimed, batch: messages, vouchedEdge: vouchedEdge, chunks: existing) else {
-            let removed = try store.applySyncBatch(messages, channelURL: channelURL, chunks: nil, authoritative: authoritative)
-            forgetRemoved(removed, in: channelURL)
+            let written = try store.applySyncBatch(messages, channelURL: channelURL, chunks: nil, authoritative: authoritative)
+            keep(written, of: messages, in: channelURL, span: authoritative)
+            forgetRemoved(written.removed, in: channelURL)
             return nil
         }
         // The one place chunks merge: the store records the result, the engine keeps it.
         let merged = Chunk.merging(range, into: existing)
         let changed = merged != existing
-        let removed = try store.applySyncBatch(
+        let written = try store.applySyncBatch(
             messages, channelURL: channelURL, chunks: changed ? merged : nil, authoritative: authoritative)
         channels[channelURL, default: ChannelSyncState()].chunks = merged
-        forgetRemoved(removed, in: channelURL)
+        keep(written, of: messages, in: channelURL, span: authoritative)
+        forgetRemoved(written.removed, in: channelURL)
         // A range the cache already held answers itself; a new one, what it merged into.
         guard changed else { return range }
         return merged.first { $0.contains(range.start) } ?? range
+    }
+
+    /// Keeps a batch the cache now holds as given, for the read that follows it.
+    private func keep(_ written: SyncBatchWrite, of messages: [Message], in channelURL: String, span: KeyRange?) {
+        guard let mark = written.verbatimAt, let span else {
+            storedBatch = nil
+            return
+        }
+        storedBatch = StoredBatch(channelURL: channelURL, span: span, messages: messages, mark: mark)
+    }
+
+    /// The rows a page read of the cache answers: from the batch stored last when it
+    /// still stands for the cache there, else from the cache.
+    func page(
+        of channelURL: String, _ direction: PageDirection, from anchor: MessageKey, inclusive: Bool, bound: MessageKey,
+        limit: Int, filter: MessageFilter
+    ) throws -> [Message] {
+        if let batch = storedBatch, batch.channelURL == channelURL {
+            if try store.changeMark() == batch.mark,
+                let rows = batch.page(direction: direction, from: anchor, inclusive: inclusive, bound: bound, limit: limit, filter: filter)
+            {
+                return rows
+            }
+        }
+        return try store.page(
+            channelURL: channelURL, direction: direction, from: anchor, inclusive: inclusive, bound: bound, limit: limit,
+            filter: filter)
     }
 
     /// Messages a page proved deleted leave the views and are remembered as deleted.

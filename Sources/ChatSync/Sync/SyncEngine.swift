@@ -82,6 +82,8 @@ actor SyncEngine {
     var changeLogPagesApplied = 0
     /// Each channel's requests in flight (only channels with one).
     var inFlight: [String: RequestsInFlight] = [:]
+    /// The sync batch stored last, which the fill reading it next takes from memory.
+    var storedBatch: StoredBatch?
     /// Awaited after each eviction step with its channel, in place of a plain yield: a
     /// test opens and fetches views there, between two steps. `nil` in apps.
     var evictionStepWitness: (@Sendable (String) async -> Void)?

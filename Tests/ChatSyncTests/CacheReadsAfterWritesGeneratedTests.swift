@@ -1,0 +1,122 @@
+import ChatSyncTesting
+import Logging
+import Testing
+
+@testable import ChatSync
+
+/// Views opened inside the ranges the sync stored a moment before, after others edited
+/// or deleted messages there, on and off line (issue 17). A fill serves the batch it
+/// stored last from memory instead of reading it back (``StoredBatch``): only while
+/// nothing changed the cache since. These schedules change it between the store and the
+/// next read of the same range, and check that every view shows the server's messages
+/// between its ends, with their latest text, once online, and the cache's offline.
+@Suite("Cache reads after writes, generated", .capturingLogs)
+struct CacheReadsAfterWritesGeneratedTests {
+    static let seeds = ScheduleSeeds.cacheReads
+
+    @Test(arguments: 0..<4)
+    func viewsOpenedInsideJustSyncedRangesShowTheLatestMessages(batch: Int) async {
+        await Self.seeds.run(batch: batch, of: 4) { seed in try await Self.schedule(seed) }
+    }
+
+    private static func schedule(_ seed: UInt64) async throws {
+        var random = SeededGenerator(seed: seed)
+        let batchSize = Int.random(in: 3...30, using: &random)
+        let harness = try await Harness.make(
+            history: Int.random(in: 40...160, using: &random), seed: seed,
+            configure: {
+                $0.syncBatchSize = batchSize
+                $0.logger = Logger(label: "cache-reads-\(seed)")
+            })
+        let server = harness.server
+        let context = Self.seeds.describe(seed)
+        await harness.online()
+        var online = true
+        var views: [(collection: MessageCollection, filter: MessageFilter)] = []
+        var log = ["batches of \(batchSize)"]
+        for step in 0..<16 {
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0...3:
+                // A view opened where another just fetched, or anywhere.
+                let shown = await views.randomElement(using: &random)?.collection.succeededMessages ?? []
+                let all = await server.messages(in: Harness.channel)
+                let viewpoint: Int64 =
+                    if !shown.isEmpty, random.chance(0.7) {
+                        shown.randomElement(using: &random)!.createdAt
+                    } else if random.chance(0.2) {
+                        .max
+                    } else {
+                        all.randomElement(using: &random)?.createdAt ?? 0
+                    }
+                let filter = random.chance(0.25) ? MessageFilter(senderIds: ["carol"]) : MessageFilter()
+                let collection = try await harness.manager.messageCollection(
+                    channelURL: Harness.channel, filter: filter, viewpoint: viewpoint,
+                    limit: Int.random(in: 1...15, using: &random))
+                views.append((collection, filter))
+                if views.count > 3 { await views.removeFirst().collection.remove() }
+                log.append("open at \(viewpoint) (limit \(collection.limit), \(filter.isEmpty ? "all" : "carol's"))")
+                try await fetch(collection, &random, &log)
+            case 4...5:
+                if let view = views.randomElement(using: &random) { try await fetch(view.collection, &random, &log) }
+            case 6...7:
+                // Others change messages, most often ones a view shows (the range just stored).
+                let shown = await views.randomElement(using: &random)?.collection.succeededMessages ?? []
+                let all = await server.messages(in: Harness.channel)
+                for _ in 0..<Int.random(in: 1...4, using: &random) {
+                    let pool = !shown.isEmpty && random.chance(0.7) ? shown : all
+                    guard let target = pool.randomElement(using: &random) else { break }
+                    if random.chance(0.5) {
+                        _ = try? await server.update(messageId: target.messageId, channelURL: Harness.channel, text: "edited \(step)")
+                        log.append("edit \(target.messageId)")
+                    } else {
+                        try? await server.delete(messageId: target.messageId, channelURL: Harness.channel)
+                        log.append("delete \(target.messageId)")
+                    }
+                }
+            case 8:
+                for index in 0..<Int.random(in: 1...5, using: &random) {
+                    try await server.post(.text("p\(step).\(index)"), from: random.chance(0.5) ? "bob" : "carol", to: Harness.channel)
+                }
+                log.append("posts")
+            default:
+                online.toggle()
+                await server.setOnline(online, for: "alice")
+                log.append(online ? "online" : "offline")
+            }
+            await harness.settle()
+            try await check(views, harness, online: online, context: "\(context) step \(step): \(log.suffix(8))")
+        }
+        await harness.manager.close()
+    }
+
+    private static func fetch(_ collection: MessageCollection, _ random: inout SeededGenerator, _ log: inout [String]) async throws {
+        for _ in 0..<Int.random(in: 1...3, using: &random) {
+            let direction: Direction = random.chance(0.5) ? .previous : .next
+            _ = try? await collection.fetchSucceededMessages(direction)
+            log.append("fetch \(direction)")
+        }
+    }
+
+    /// Online, each view equals the server between its ends, with the latest texts;
+    /// offline, each shows what the cache holds.
+    private static func check(
+        _ views: [(collection: MessageCollection, filter: MessageFilter)], _ harness: Harness, online: Bool, context: String
+    ) async throws {
+        let truth = await harness.server.messages(in: Harness.channel)
+        let store = harness.manager.engine.store
+        for (collection, filter) in views {
+            let shown = await collection.succeededMessages
+            if online {
+                let expected = serverRange(truth, filter, from: shown.first, to: shown.last)
+                #expect(shown.map(\.messageId) == expected.map(\.messageId), "\(context): the view equals the server between its ends")
+                let stale = zip(shown, expected).filter { $0.text != $1.text }.map(\.0.messageId)
+                #expect(stale.isEmpty, "\(context): the view shows the latest texts; stale \(stale)")
+            } else {
+                let differing = try shown.filter {
+                    try store.message(channelURL: Harness.channel, messageId: $0.messageId)?.text != $0.text
+                }
+                #expect(differing.isEmpty, "\(context): offline, the view shows the cache; differing \(differing.map(\.messageId))")
+            }
+        }
+    }
+}
