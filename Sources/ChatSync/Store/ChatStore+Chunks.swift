@@ -28,13 +28,21 @@ extension ChatStore {
     /// Replaces the channel's complete ranges with `chunks` (all of one channel, merged by
     /// ``Chunk/merging(_:into:)``: the engine merges, the store only records).
     static func replaceChunks(_ chunks: [Chunk], of channelURL: String, in db: Database) throws {
-        try db.execute(sql: "DELETE FROM chunk WHERE channel_url = ?", arguments: [channelURL])
+        // Cached and bound through SQLite's C API: every stored sync batch that moves a
+        // range comes here, and preparing the deletion anew each time cost more than it.
+        let delete = try db.cachedStatement(sql: "DELETE FROM chunk WHERE channel_url = ?").sqliteStatement
+        try StatementBinder.execute(delete, in: db) { $0.text(channelURL) }
         let insert = try db.cachedStatement(
-            sql: "INSERT INTO chunk (channel_url, start_at, start_id, end_at, end_id) VALUES (?, ?, ?, ?, ?)")
+            sql: "INSERT INTO chunk (channel_url, start_at, start_id, end_at, end_id) VALUES (?, ?, ?, ?, ?)"
+        ).sqliteStatement
         for range in chunks {
-            try insert.execute(arguments: [
-                channelURL, range.start.createdAt, range.start.messageId, range.end.createdAt, range.end.messageId,
-            ])
+            try StatementBinder.execute(insert, in: db) { binder in
+                binder.text(channelURL)
+                binder.int(range.start.createdAt)
+                binder.int(range.start.messageId)
+                binder.int(range.end.createdAt)
+                binder.int(range.end.messageId)
+            }
         }
     }
 

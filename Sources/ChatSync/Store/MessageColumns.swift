@@ -64,6 +64,12 @@ enum MessageColumns {
         return stored
     }
 
+    /// Whether ``asStored(_:)`` leaves `message` as it is.
+    static func isAsStored(_ message: Message) -> Bool {
+        message.syncState == .synced && message.failure == nil && message.uploadProgress == nil
+            && message.file?.localPath == nil && !message.isEditPending
+    }
+
     /// Reads a message from the row a statement stands on, whose columns start at
     /// `offset` in ``names`` order, straight through SQLite's C API (GRDB's `Row` cost
     /// more than SQLite's own work on a page read and an outbox scan).

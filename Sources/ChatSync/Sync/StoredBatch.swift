@@ -17,8 +17,12 @@ struct StoredBatch {
         self.channelURL = channelURL
         self.span = span
         self.mark = mark
-        var rows = messages.filter { span.admits($0.sortKey) }.map(MessageColumns.asStored)
-        if !zip(rows, rows.dropFirst()).allSatisfy({ $0.sortKey < $1.sortKey }) { rows.sort { $0.sortKey < $1.sortKey } }
+        // The usual batch is already what a read gives, in order, inside its span: it is
+        // then kept as it is, shared, since copying each message cost a third of storing it.
+        var rows = messages
+        if !rows.allSatisfy({ span.admits($0.sortKey) }) { rows.removeAll { !span.admits($0.sortKey) } }
+        if !rows.allSatisfy(MessageColumns.isAsStored) { rows = rows.map(MessageColumns.asStored) }
+        if !rows.indices.dropFirst().allSatisfy({ rows[$0 - 1].sortKey < rows[$0].sortKey }) { rows.sort { $0.sortKey < $1.sortKey } }
         self.rows = rows
     }
 
