@@ -14,8 +14,8 @@ extension MessageView {
     }
 
     /// Merges two arrays sorted by key.
-    static func merge(_ left: ArraySlice<Message>, _ right: [Message]) -> ArraySlice<Message> {
-        var merged: ArraySlice<Message> = []
+    static func merge(_ left: MessageWindow, _ right: [Message]) -> MessageWindow {
+        var merged: [Message] = []
         merged.reserveCapacity(left.count + right.count)
         var (i, j) = (left.startIndex, 0)
         while i < left.endIndex, j < right.count {
@@ -29,7 +29,7 @@ extension MessageView {
         }
         merged.append(contentsOf: left[i...])
         merged.append(contentsOf: right[j...])
-        return merged
+        return MessageWindow(merged)
     }
 
     /// The newest copy of each id of `messages` (of equal ones the later), as the store's

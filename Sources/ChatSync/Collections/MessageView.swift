@@ -12,11 +12,9 @@ final class MessageView {
     var viewpoint: Int64
 
     /// Ascending by `(createdAt, messageId)`, no duplicates, contiguous in the channel.
-    /// A slice, so that a view at the live edge drops its oldest message in O(1): with an
-    /// array each live message moved the whole window (`removeFirst`), which bounded
-    /// fan-in to many open views. Indices start at `startIndex`, not 0. What it dropped is
-    /// freed when the slice next outgrows its buffer (so at most about one window more).
-    private(set) var succeeded: ArraySlice<Message> = []
+    /// A ring, so that a page joins either end, and a trim or a live message's arrival
+    /// drops from either end, without moving the rest of the window (see ``MessageWindow``).
+    private(set) var succeeded = MessageWindow()
     /// The ids in ``succeeded``, to answer "is it in the view" without a scan.
     private var succeededIds: Set<Int64> = []
     /// The pending list, ascending by creation.
@@ -157,10 +155,10 @@ final class MessageView {
             }
             // Pages grow one end of the view: append or prepend in one move; otherwise merge.
             if succeeded.isEmpty {
-                succeeded = fresh[...]
+                succeeded = MessageWindow(fresh)
             } else if let last = succeeded.last, fresh[0].sortKey <= last.sortKey {
                 if let first = succeeded.first, fresh[fresh.count - 1].sortKey < first.sortKey {
-                    succeeded.insert(contentsOf: fresh, at: succeeded.startIndex)
+                    succeeded.prepend(contentsOf: fresh)
                 } else {
                     succeeded = Self.merge(succeeded, fresh)
                 }
@@ -273,12 +271,10 @@ final class MessageView {
         guard excess > 0 else { return }
         let removed: [Message]
         if growing == .previous {
-            removed = Array(succeeded.suffix(excess))
-            succeeded.removeLast(excess)
+            removed = succeeded.removeLast(excess)
             bounds.trimNewer(to: succeeded.last?.sortKey)
         } else {
-            removed = Array(succeeded.prefix(excess))
-            succeeded.removeFirst(excess)
+            removed = succeeded.removeFirst(excess)
             bounds.trimOlder(to: succeeded.first?.sortKey)
         }
         for message in removed { succeededIds.remove(message.messageId) }
