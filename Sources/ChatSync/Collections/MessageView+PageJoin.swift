@@ -3,16 +3,6 @@
 /// The pure steps of ``MessageView/insert(_:growing:)`` that look only at the
 /// messages, not at the view's state.
 extension MessageView {
-    /// The ids of `messages` when each is there once and none is in `held`; otherwise `nil`.
-    static func ids(ifAllNew messages: [Message], besides held: Set<Int64>) -> Set<Int64>? {
-        var ids: Set<Int64> = []
-        ids.reserveCapacity(messages.count)
-        for message in messages {
-            guard !held.contains(message.messageId), ids.insert(message.messageId).inserted else { return nil }
-        }
-        return ids
-    }
-
     /// Merges two arrays sorted by key.
     static func merge(_ left: MessageWindow, _ right: [Message]) -> MessageWindow {
         var merged: [Message] = []

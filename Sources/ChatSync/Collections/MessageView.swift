@@ -139,12 +139,11 @@ final class MessageView {
         }
         var updated: [Message] = []
         var fresh: [Message]
-        if let newIds = Self.ids(ifAllNew: messages, besides: succeededIds) {
+        if noteIdsIfAllNew(messages) {
             // The usual page: every message new to the view, each once. The page itself is
             // then what the view and the event hold, shared, instead of being copied
             // message by message into `fresh` and again into the list.
             fresh = messages
-            if succeededIds.isEmpty { succeededIds = newIds } else { succeededIds.formUnion(newIds) }
         } else {
             (fresh, updated) = sortOut(messages)
         }
@@ -172,6 +171,18 @@ final class MessageView {
         if !fresh.isEmpty { emit(.succeeded(.insert, fresh)) }
         trim(keeping: growing)
         return fresh.count
+    }
+
+    /// Notes the ids of `messages` as held when each is there once and none is held yet,
+    /// and answers whether it did; otherwise the held ids stay as they were. Straight into
+    /// the view's set: a set of the page's own, merged after, hashed every id twice.
+    private func noteIdsIfAllNew(_ messages: [Message]) -> Bool {
+        succeededIds.reserveCapacity(succeededIds.count + messages.count)
+        for (offset, message) in messages.enumerated() where !succeededIds.insert(message.messageId).inserted {
+            for earlier in messages[..<offset] { succeededIds.remove(earlier.messageId) }
+            return false
+        }
+        return true
     }
 
     /// The careful path of ``insert(_:growing:)``, for a page that repeats an id or meets

@@ -56,23 +56,26 @@ extension ChatStore {
         try write { db, ownTransaction in
             var removed: [Int64] = []
             if let authoritative {
-                let answered = Set(messages.map(\.messageId))
-                let lower = authoritative.lowerInclusive ? ">=" : ">"
-                let upper = authoritative.upperInclusive ? "<=" : "<"
-                let statement = try db.cachedStatement(
-                    sql: """
-                        SELECT message_id FROM message WHERE channel_url = ?
-                        AND (created_at, message_id) \(lower) (?, ?) AND (created_at, message_id) \(upper) (?, ?)
-                        """)
-                let cached = try Int64.fetchAll(
-                    statement,
-                    arguments: [
-                        channelURL, authoritative.lower.createdAt, authoritative.lower.messageId,
-                        authoritative.upper.createdAt, authoritative.upper.messageId,
-                    ])
-                for id in cached where !answered.contains(id) {
-                    _ = try Self.deleteMessage(channelURL: channelURL, messageId: id, in: db)
-                    removed.append(id)
+                // Through SQLite's C API, and the batch's ids gathered only when the span
+                // holds cached rows at all: a batch of new history (every page of a
+                // scroll back) finds none.
+                let sql = Self.spanIdsSQL[(authoritative.lowerInclusive ? 2 : 0) + (authoritative.upperInclusive ? 1 : 0)]
+                var cached: [Int64] = []
+                try StatementBinder.eachRow(db.cachedStatement(sql: sql).sqliteStatement, in: db) { binder in
+                    binder.text(channelURL)
+                    binder.int(authoritative.lower.createdAt)
+                    binder.int(authoritative.lower.messageId)
+                    binder.int(authoritative.upper.createdAt)
+                    binder.int(authoritative.upper.messageId)
+                } read: { row in
+                    cached.append(row.int(0) ?? 0)
+                }
+                if !cached.isEmpty {
+                    let answered = Set(messages.map(\.messageId))
+                    for id in cached where !answered.contains(id) {
+                        _ = try Self.deleteMessage(channelURL: channelURL, messageId: id, in: db)
+                        removed.append(id)
+                    }
                 }
             }
             let wroteEvery = try Self.upsertMessages(messages, in: db)
@@ -82,6 +85,19 @@ extension ChatStore {
             let verbatim = wroteEvery && ownTransaction && authoritative != nil
             return SyncBatchWrite(removed: removed, verbatimAt: verbatim ? db.totalChangesCount : nil)
         }
+    }
+}
+
+extension ChatStore {
+    /// The ids of a channel's cached messages inside a span, by the span's inclusivity
+    /// (`lowerInclusive` counts 2, `upperInclusive` 1): built once, not per batch.
+    fileprivate static let spanIdsSQL: [String] = (0..<4).map { shape in
+        let lower = shape & 2 != 0 ? ">=" : ">"
+        let upper = shape & 1 != 0 ? "<=" : "<"
+        return """
+            SELECT message_id FROM message WHERE channel_url = ?
+            AND (created_at, message_id) \(lower) (?, ?) AND (created_at, message_id) \(upper) (?, ?)
+            """
     }
 }
 
