@@ -2,10 +2,13 @@ import Foundation
 
 /// What a recorded run names besides its date: the commit measured and the machine.
 enum RunContext {
-    /// The short commit of the working directory, marked when it has uncommitted changes.
+    /// The short commit of the working directory, marked when its code has uncommitted
+    /// changes. Only the code counts: the results file itself, the README and the plot
+    /// change with every recorded run and made each run after the first look uncommitted.
     static func commit() -> String {
         guard let head = git("rev-parse", "--short", "HEAD") else { return "unknown" }
-        let changes = git("status", "--porcelain", "--untracked-files=no") ?? ""
+        let code = ["Package.swift", "Sources", "Benchmarks/Package.swift", "Benchmarks/Sources"]
+        let changes = git(["status", "--porcelain", "--untracked-files=no", "--"] + code) ?? ""
         return changes.isEmpty ? head : "\(head) with uncommitted changes"
     }
 
@@ -18,7 +21,9 @@ enum RunContext {
         return "\(cores) cores, \(model ?? "unknown processor")"
     }
 
-    private static func git(_ arguments: String...) -> String? {
+    private static func git(_ arguments: String...) -> String? { git(arguments) }
+
+    private static func git(_ arguments: [String]) -> String? {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["git"] + arguments
