@@ -10,6 +10,13 @@ import Testing
 /// kept batch answers, it answers what the cache does.
 @Suite("Stored batch")
 struct StoredBatchTests {
+    /// The channel, spelled with a composed "é"; ``otherSpelling`` is the same text to
+    /// Swift's `==` (a decomposed "e" and accent) but other bytes to SQLite: another key.
+    static let channel = "caf\u{E9}"
+    static let otherSpelling = "cafe\u{301}"
+    /// Senders, two of them one name in two spellings.
+    static let senders = ["bob", "carol", "zo\u{EB}", "zoe\u{308}"]
+
     @Test func aKeptBatchAnswersWhatTheCacheDoes() throws {
         var answered = 0
         var declined = 0
@@ -34,37 +41,51 @@ struct StoredBatchTests {
                     }
                     batch[message.messageId] = message
                 }
+                // Now and then a message under the other spelling of the channel, with an
+                // id of its own: stored under that other key, never read as this channel's.
+                if random.chance(0.2) {
+                    var stray = Self.message(using: &random)
+                    stray.channelURL = Self.otherSpelling
+                    stray.messageId = 1_000 + Int64(seed) * 10 + Int64(round)
+                    batch[stray.messageId] = stray
+                }
                 let messages = batch.values.sorted { $0.sortKey < $1.sortKey }
                 let keptNewer = messages.contains { (cached[$0.messageId]?.updatedAt ?? .min) > $0.updatedAt }
                 let nested = random.chance(0.1)
                 var written: SyncBatchWrite?
                 if nested {
                     try store.batched {
-                        written = try store.applySyncBatch(messages, channelURL: "c", chunks: nil, authoritative: span)
+                        written = try store.applySyncBatch(messages, channelURL: Self.channel, chunks: nil, authoritative: span)
                     }
                 } else {
-                    written = try store.applySyncBatch(messages, channelURL: "c", chunks: nil, authoritative: span)
+                    written = try store.applySyncBatch(messages, channelURL: Self.channel, chunks: nil, authoritative: span)
                 }
                 let mark = try #require(written).verbatimAt
                 #expect(
                     (mark != nil) == (!keptNewer && !nested),
                     "seed \(seed) round \(round): a batch is kept only when stored as given in a transaction of its own")
                 cached = Dictionary(
-                    try store.page(channelURL: "c", direction: .newer, from: .min, inclusive: true, limit: 1_000).map {
+                    try store.page(channelURL: Self.channel, direction: .newer, from: .min, inclusive: true, limit: 1_000).map {
                         ($0.messageId, $0)
                     }, uniquingKeysWith: { first, _ in first })
                 guard let mark else { continue }
                 #expect(try store.changeMark() == mark)
-                let kept = StoredBatch(channelURL: "c", span: span, messages: messages, mark: mark)
+                let kept = StoredBatch(channelURL: Self.channel, span: span, messages: messages, mark: mark)
                 for read in 0..<40 {
                     let direction: PageDirection = random.chance(0.5) ? .older : .newer
                     let anchor = Self.key(using: &random)
                     let inclusive = random.chance(0.5)
                     let bound = Self.key(using: &random)
                     let limit = Int.random(in: 0...8, using: &random)
-                    let filter = random.chance(0.3) ? MessageFilter(senderIds: ["bob"]) : MessageFilter()
+                    let filter: MessageFilter =
+                        switch Int.random(in: 0..<6, using: &random) {
+                        case 0: MessageFilter(senderIds: [Self.senders.randomElement(using: &random)!])
+                        case 1: MessageFilter(kinds: [.custom])
+                        case 2: MessageFilter(customTypes: ["poll"])
+                        default: MessageFilter()
+                        }
                     let fromCache = try store.page(
-                        channelURL: "c", direction: direction, from: anchor, inclusive: inclusive, bound: bound, limit: limit,
+                        channelURL: Self.channel, direction: direction, from: anchor, inclusive: inclusive, bound: bound, limit: limit,
                         filter: filter)
                     guard
                         let fromBatch = kept.page(
@@ -80,7 +101,11 @@ struct StoredBatchTests {
                     )
                 }
                 // A later write that changes a row moves the mark: the batch no longer stands for the cache.
-                if random.chance(0.5) {
+                if random.chance(0.2), let target = cached.values.randomElement(using: &random) {
+                    try store.deleteMessage(channelURL: Self.channel, messageId: target.messageId)
+                    cached[target.messageId] = nil
+                    #expect(try store.changeMark() != mark, "seed \(seed): a deletion moves the mark")
+                } else if random.chance(0.5) {
                     let other = Self.message(using: &random)
                     try store.upsertMessages([other])
                     let changed = (cached[other.messageId]?.updatedAt ?? .min) <= other.updatedAt
@@ -95,9 +120,10 @@ struct StoredBatchTests {
 
     /// A message of channel `c` at a random key, with fields the cache does not keep set now and then.
     static func message(using random: inout SeededGenerator) -> Message {
+        let custom = random.chance(0.3)
         var message = makeMessage(
-            Int64.random(in: 1...60, using: &random), at: Int64.random(in: 1...30, using: &random),
-            sender: random.chance(0.5) ? "bob" : "carol")
+            Int64.random(in: 1...60, using: &random), at: Int64.random(in: 1...30, using: &random), channel: channel,
+            sender: senders.randomElement(using: &random)!, kind: custom ? .custom : .text, customType: custom ? "poll" : "")
         message.updatedAt = Int64.random(in: 0...3, using: &random)
         if random.chance(0.2) {
             message.file = FileInfo(name: "f", mimeType: "image/png", size: 3, url: "u", localPath: "/tmp/f")

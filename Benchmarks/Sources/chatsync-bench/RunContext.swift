@@ -7,8 +7,11 @@ enum RunContext {
     /// change with every recorded run and made each run after the first look uncommitted.
     static func commit() -> String {
         guard let head = git("rev-parse", "--short", "HEAD") else { return "unknown" }
-        let code = ["Package.swift", "Sources", "Benchmarks/Package.swift", "Benchmarks/Sources"]
-        let changes = git(["status", "--porcelain", "--untracked-files=no", "--"] + code) ?? ""
+        // From the repository's top, wherever the benchmark runs from.
+        let code = ["Package.swift", "Sources", "Benchmarks/Package.swift", "Benchmarks/Sources"].map { ":(top)\($0)" }
+        guard let changes = git(["status", "--porcelain", "--untracked-files=no", "--"] + code) else {
+            return "\(head), uncommitted changes unknown"
+        }
         return changes.isEmpty ? head : "\(head) with uncommitted changes"
     }
 

@@ -141,8 +141,8 @@ final class MessageView {
         var fresh: [Message]
         if noteIdsIfAllNew(messages) {
             // The usual page: every message new to the view, each once. The page itself is
-            // then what the view and the event hold, shared, instead of being copied
-            // message by message into `fresh` and again into the list.
+            // then what the event holds, shared, and what the window copies in, with no
+            // sorting out message by message.
             fresh = messages
         } else {
             (fresh, updated) = sortOut(messages)

@@ -9,19 +9,27 @@ struct MessageWindow: RandomAccessCollection, MutableCollection {
     private var ring: [Message] = []
     /// Where the first message lies in ``ring``.
     private var head = 0
+    /// How many messages the window holds.
     private(set) var count = 0
 
+    /// An empty window.
     init() {}
 
+    /// A window holding `messages`, in their order.
     init(_ messages: some Collection<Message>) {
         append(contentsOf: messages)
     }
 
+    /// Positions count from the first message, 0, whatever its place in the ring.
     var startIndex: Int { 0 }
+    /// One past the last message.
     var endIndex: Int { count }
+    /// The position after `index`.
     func index(after index: Int) -> Int { index + 1 }
+    /// The position before `index`.
     func index(before index: Int) -> Int { index - 1 }
 
+    /// The message at `position` (0 is the first), read or replaced in place.
     subscript(position: Int) -> Message {
         get {
             precondition(position >= 0 && position < count, "index out of range")
@@ -93,6 +101,7 @@ struct MessageWindow: RandomAccessCollection, MutableCollection {
         self = MessageWindow(kept)
     }
 
+    /// Empties the window and lets its ring go.
     mutating func removeAll() { self = MessageWindow() }
 
     /// Where the message at `position` lies in the ring.

@@ -13,14 +13,20 @@ struct StoredBatch {
     /// The store's change mark right after the batch was written.
     let mark: Int
 
+    /// Keeps `messages` as the cache holds them inside `span` after a write that left the
+    /// store's change mark at `mark`.
     init(channelURL: String, span: KeyRange, messages: [Message], mark: Int) {
         self.channelURL = channelURL
         self.span = span
         self.mark = mark
         // The usual batch is already what a read gives, in order, inside its span: it is
         // then kept as it is, shared, since copying each message cost a third of storing it.
+        // A message under another spelling of the channel's URL (equal to Swift, not to
+        // SQLite, which compares bytes) was stored under that other key: no read finds it.
         var rows = messages
-        if !rows.allSatisfy({ span.admits($0.sortKey) }) { rows.removeAll { !span.admits($0.sortKey) } }
+        if !rows.allSatisfy({ span.admits($0.sortKey) && Self.sameBytes($0.channelURL, channelURL) }) {
+            rows.removeAll { !span.admits($0.sortKey) || !Self.sameBytes($0.channelURL, channelURL) }
+        }
         if !rows.allSatisfy(MessageColumns.isAsStored) { rows = rows.map(MessageColumns.asStored) }
         if !rows.indices.dropFirst().allSatisfy({ rows[$0 - 1].sortKey < rows[$0].sortKey }) { rows.sort { $0.sortKey < $1.sortKey } }
         self.rows = rows
@@ -55,7 +61,7 @@ struct StoredBatch {
         var found: [Message] = []
         found.reserveCapacity(min(limit, rows.count))
         func take(_ row: Message) -> Bool {
-            guard filter.isEmpty || filter.matches(row) else { return true }
+            guard filter.isEmpty || Self.matches(filter, row) else { return true }
             found.append(row)
             return found.count < limit
         }
@@ -73,4 +79,16 @@ struct StoredBatch {
         // stopped at its limit before getting there is known.
         return endsInside || found.count == limit ? found : nil
     }
+
+    /// Whether `message` passes `filter` as the store's SQL decides it: strings by their
+    /// bytes (``MessageFilter/matches(_:)`` compares them as Swift does, by canonical
+    /// equivalence).
+    static func matches(_ filter: MessageFilter, _ message: Message) -> Bool {
+        if let kinds = filter.kinds, !kinds.contains(message.kind) { return false }
+        if let types = filter.customTypes, !types.contains(where: { sameBytes($0, message.customType) }) { return false }
+        if let senders = filter.senderIds, !senders.contains(where: { sameBytes($0, message.senderId) }) { return false }
+        return true
+    }
+
+    static func sameBytes(_ left: String, _ right: String) -> Bool { left.utf8.elementsEqual(right.utf8) }
 }

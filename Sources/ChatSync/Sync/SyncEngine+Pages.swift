@@ -113,10 +113,15 @@ extension SyncEngine {
         of channelURL: String, _ direction: PageDirection, from anchor: MessageKey, inclusive: Bool, bound: MessageKey,
         limit: Int, filter: MessageFilter
     ) throws -> [Message] {
-        if let batch = storedBatch, batch.channelURL == channelURL {
-            if try store.changeMark() == batch.mark,
-                let rows = batch.page(direction: direction, from: anchor, inclusive: inclusive, bound: bound, limit: limit, filter: filter)
+        // By bytes, as SQLite compares channel URLs: Swift's `==` takes two spellings of
+        // one accented letter as equal (a reviewer's finding).
+        if let batch = storedBatch, batch.channelURL.utf8.elementsEqual(channelURL.utf8) {
+            if try store.changeMark() != batch.mark {
+                storedBatch = nil  // it stands for nothing any more: its messages go
+            } else if let rows = batch.page(
+                direction: direction, from: anchor, inclusive: inclusive, bound: bound, limit: limit, filter: filter)
             {
+                storedBatchAnswers += 1
                 return rows
             }
         }

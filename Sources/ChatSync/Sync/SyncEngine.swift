@@ -84,6 +84,9 @@ actor SyncEngine {
     var inFlight: [String: RequestsInFlight] = [:]
     /// The sync batch stored last, which the fill reading it next takes from memory.
     var storedBatch: StoredBatch?
+    /// How many cache reads ``storedBatch`` answered (read by tests, which check that the
+    /// path they try to break is taken at all).
+    var storedBatchAnswers = 0
     /// Awaited after each eviction step with its channel, in place of a plain yield: a
     /// test opens and fetches views there, between two steps. `nil` in apps.
     var evictionStepWitness: (@Sendable (String) async -> Void)?
@@ -171,6 +174,7 @@ actor SyncEngine {
         background.cancelAll()
         for view in views.values { view.outlet.finish() }
         views.removeAll()
+        storedBatch = nil
         channelLists.finishAll()
         observers.finishAll()
         store.close()
