@@ -24,6 +24,8 @@ struct SoakTests {
         let channelURL: String
         let lane: SendLane
         let permanent: Bool
+        /// The text alice sent (a caption for media), awkward tail included.
+        var text = ""
     }
 
     struct Subject {
@@ -87,6 +89,8 @@ struct SoakTests {
         // A small failed list in half the schedules, from a generator of its own too.
         var limits = SeededGenerator(seed: seed &+ 20_000_000)
         let cap = SyncManagerOptions.failedListCap(using: &limits)
+        // Awkward tails of sent texts (a NUL, combining marks, SQL wildcards...), drawn apart too.
+        var texts = SeededGenerator(seed: seed &+ 21_000_000)
         var harness = try await Harness.make(seed: seed, databasePath: dir.path("cache.sqlite")) {
             $0.applyScheduleSettings(policy: policy, using: &random)
             $0.messageStoreCapacity = capacity
@@ -126,11 +130,13 @@ struct SoakTests {
             case 0..<24:
                 let media = Int.random(in: 0..<4, using: &random) == 0
                 let permanent = Int.random(in: 0..<8, using: &random) == 0
-                let text = permanent ? "bad \(step)" : "s\(step)"
+                // No tail on a "bad" text: the service refuses those by name.
+                let text = permanent ? "bad \(step)" : "s\(step)" + AwkwardText.tail(using: &texts)
                 let params: MessageParams =
                     media ? .file(.image, localPath: attachment, name: "p.png", mimeType: "image/png", caption: text) : .text(text)
                 let message = try await harness.manager.sendMessage(params, channelURL: channelURL)
-                state.sent.append(Sent(reqId: message.reqId, channelURL: channelURL, lane: params.kind.lane, permanent: permanent))
+                state.sent.append(
+                    Sent(reqId: message.reqId, channelURL: channelURL, lane: params.kind.lane, permanent: permanent, text: text))
                 state.log.append("send \(media ? "media" : "text")\(permanent ? " bad" : "") to \(channelURL)")
             case 24..<40:
                 let direction: Direction = Bool.random(using: &random) ? .previous : .next
@@ -546,6 +552,22 @@ struct SoakTests {
         for channelURL in Self.channels {
             let onServer = Dictionary(
                 await harness.server.messages(in: channelURL).map { ($0.messageId, $0) }, uniquingKeysWith: { first, _ in first })
+            // Byte for byte: what alice sent is what the service holds, unless she corrected
+            // it or anyone edited it since (an edit moves `updatedAt` past `createdAt`;
+            // alice's edits and corrections are checked below).
+            let byReqId = Dictionary(onServer.values.map { ($0.reqId, $0) }, uniquingKeysWith: { first, _ in first })
+            for sent in state.sent where sent.channelURL == channelURL && !sent.text.isEmpty && state.corrected[sent.reqId] == nil {
+                guard let message = byReqId[sent.reqId], message.updatedAt == message.createdAt,
+                    state.allowedTexts[MessageRef(message)] == nil
+                else { continue }
+                // Compared first: the expectation would print both texts raw, and a NUL
+                // in them cuts the report (its seed included) short.
+                let intact = message.text.utf8.elementsEqual(sent.text.utf8)
+                #expect(
+                    intact,
+                    "the service holds \(sent.reqId.prefix(4))'s text \(message.text.debugDescription.prefix(60)), sent \(sent.text.debugDescription.prefix(60)): \(context)"
+                )
+            }
             for (ref, allowed) in state.allowedTexts where ref.channelURL == channelURL && !state.failedOperations.contains(ref) {
                 guard let message = onServer[ref.messageId] else { continue }  // deleted since, by someone
                 #expect(allowed.contains(message.text), "alice's last edit of \(ref.messageId) holds: \(message.text) \(context)")
