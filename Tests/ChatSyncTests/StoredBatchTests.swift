@@ -84,10 +84,12 @@ struct StoredBatchTests {
                         case 2: MessageFilter(customTypes: ["poll"])
                         default: MessageFilter()
                         }
+                    // Now and then a read of the other spelling's channel, which the batch is not.
+                    let channelURL = random.chance(0.1) ? Self.otherSpelling : Self.channel
                     let fromCache = try store.page(
-                        channelURL: Self.channel, direction: direction, from: anchor, inclusive: inclusive, bound: bound, limit: limit,
+                        channelURL: channelURL, direction: direction, from: anchor, inclusive: inclusive, bound: bound, limit: limit,
                         filter: filter)
-                    guard
+                    guard kept.holds(channelURL),
                         let fromBatch = kept.page(
                             direction: direction, from: anchor, inclusive: inclusive, bound: bound, limit: limit, filter: filter)
                     else {

@@ -32,6 +32,10 @@ struct StoredBatch {
         self.rows = rows
     }
 
+    /// Whether the batch is of `channelURL`, compared by bytes as SQLite compares it
+    /// (Swift's `==` takes two spellings of one accented letter as equal).
+    func holds(_ channelURL: String) -> Bool { Self.sameBytes(self.channelURL, channelURL) }
+
     /// The rows a page read of the channel's cache would answer (``ChatStore/page(channelURL:direction:from:inclusive:bound:limit:filter:)``,
     /// ascending), or `nil` when the batch alone cannot tell: the read must start inside
     /// the span, and either end inside it or find `limit` rows before leaving it.

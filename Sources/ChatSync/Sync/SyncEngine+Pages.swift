@@ -79,20 +79,16 @@ extension SyncEngine {
         defer { followMovedCopies(messages, in: channelURL) }
         let existing = try chunks(of: channelURL)
         noteCacheWrites(messages.count)
-        guard let range = Self.provable(claimed, batch: messages, vouchedEdge: vouchedEdge, chunks: existing) else {
-            let written = try store.applySyncBatch(messages, channelURL: channelURL, chunks: nil, authoritative: authoritative)
-            keep(written, of: messages, in: channelURL, span: authoritative)
-            forgetRemoved(written.removed, in: channelURL)
-            return nil
-        }
+        let range = Self.provable(claimed, batch: messages, vouchedEdge: vouchedEdge, chunks: existing)
         // The one place chunks merge: the store records the result, the engine keeps it.
-        let merged = Chunk.merging(range, into: existing)
-        let changed = merged != existing
+        let merged = range.map { Chunk.merging($0, into: existing) }
+        let changed = merged.map { $0 != existing } ?? false
         let written = try store.applySyncBatch(
             messages, channelURL: channelURL, chunks: changed ? merged : nil, authoritative: authoritative)
-        channels[channelURL, default: ChannelSyncState()].chunks = merged
+        if let merged { channels[channelURL, default: ChannelSyncState()].chunks = merged }
         keep(written, of: messages, in: channelURL, span: authoritative)
         forgetRemoved(written.removed, in: channelURL)
+        guard let range, let merged else { return nil }
         // A range the cache already held answers itself; a new one, what it merged into.
         guard changed else { return range }
         return merged.first { $0.contains(range.start) } ?? range
@@ -113,9 +109,7 @@ extension SyncEngine {
         of channelURL: String, _ direction: PageDirection, from anchor: MessageKey, inclusive: Bool, bound: MessageKey,
         limit: Int, filter: MessageFilter
     ) throws -> [Message] {
-        // By bytes, as SQLite compares channel URLs: Swift's `==` takes two spellings of
-        // one accented letter as equal (a reviewer's finding).
-        if let batch = storedBatch, batch.channelURL.utf8.elementsEqual(channelURL.utf8) {
+        if let batch = storedBatch, batch.holds(channelURL) {
             if try store.changeMark() != batch.mark {
                 storedBatch = nil  // it stands for nothing any more: its messages go
             } else if let rows = batch.page(
