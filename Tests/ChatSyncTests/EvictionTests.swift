@@ -215,7 +215,7 @@ struct EvictionTests {
         await engine.setEvictionStepSize(5)
         let opened = LockedState<MessageCollection?>(nil)
         let manager = harness.manager
-        await engine.setEvictionStepWitness { channelURL in
+        await engine.setEvictionStepWitness { channelURL, _ in
             guard channelURL == "a", opened.withLock({ $0 == nil }) else { return }
             guard let collection = try? await manager.messageCollection(channelURL: "a", limit: 50) else { return }
             opened.withLock { $0 = collection }
@@ -230,6 +230,33 @@ struct EvictionTests {
         let evicted = try shown.filter { try store.message(channelURL: "a", messageId: $0.messageId) == nil }
         #expect(evicted.isEmpty, "the open view's messages left the cache: \(evicted.count) of \(shown.count)")
         await view.remove()
+        await harness.manager.close()
+    }
+
+    /// A trim meets the channels it trimmed before first (least recently viewed): those
+    /// hold their newest batch and nothing else, and must cost no step. Each used to cost
+    /// a write transaction that deleted nothing, so a trim's steps grew with the number
+    /// of channels viewed before, and most of a long capped ingest's trimming was spent so.
+    @Test func aTrimTakesNoStepThatRemovesNothing() async throws {
+        let harness = try await harness(each: 300, capacity: 400)
+        let others = ["c", "d", "e", "f", "g"]
+        for channelURL in others {
+            try await harness.server.createChannel(channelURL, members: ["alice", "bob"], name: channelURL)
+            for index in 0..<300 { try await harness.server.post(.text("\(channelURL)\(index)"), from: "bob", to: channelURL) }
+        }
+        await harness.settle()
+        let steps = LockedState<[(channel: String, removed: Int)]>([])
+        await harness.manager.engine.setEvictionStepWitness { channelURL, removed in
+            steps.withLock { $0.append((channelURL, removed)) }
+        }
+        for channelURL in ["a", "b"] + others { try await browse(harness, channelURL) }
+        await harness.settle()
+        let taken = steps.withLock { $0 }
+        #expect(taken.count > 5, "trims ran: \(taken.count) steps")
+        let empty = taken.filter { $0.removed == 0 }.map(\.channel)
+        #expect(empty.isEmpty, "steps that removed nothing, in \(empty)")
+        #expect(try cachedCount(harness) <= 400)
+        for channelURL in ["a", "b"] + others { try await expectChunksAreTrue(harness, channelURL) }
         await harness.manager.close()
     }
 

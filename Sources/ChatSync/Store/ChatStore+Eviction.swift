@@ -82,18 +82,22 @@ extension ChatStore {
         return result!  // set: inTransaction returned without throwing, so body ran to its end
     }
 
-    /// The key of the channel's newest cached message after skipping `count` newer ones,
-    /// or `nil` when it holds no more than that.
-    func newestKey(channelURL: String, skipping count: Int) throws -> MessageKey? {
+    /// The key of the oldest of the channel's newest `count` cached messages, when the
+    /// channel holds older ones too; `nil` when it holds no more than `count`.
+    ///
+    /// A trim takes closed channels down to their newest batch, least recently viewed
+    /// first, so most channels it meets hold exactly that batch already: answering `nil`
+    /// for them ends their step here, with this one read.
+    func oldestKept(channelURL: String, keeping count: Int) throws -> MessageKey? {
         try read { db in
             let statement = try db.cachedStatement(
                 sql: """
                     SELECT created_at, message_id FROM message WHERE channel_url = ?
-                    ORDER BY created_at DESC, message_id DESC LIMIT 1 OFFSET ?
+                    ORDER BY created_at DESC, message_id DESC LIMIT 2 OFFSET ?
                     """)
-            return try Row.fetchOne(statement, arguments: [channelURL, max(count, 0)]).map {
-                MessageKey(createdAt: $0[0], messageId: $0[1])
-            }
+            let rows = try Row.fetchAll(statement, arguments: [channelURL, max(count - 1, 0)])
+            guard rows.count == 2 else { return nil }
+            return MessageKey(createdAt: rows[0][0], messageId: rows[0][1])
         }
     }
 
@@ -111,36 +115,22 @@ extension ChatStore {
 
     /// Removes up to `count` messages of a channel from `end`, never reaching `limit`
     /// (exclusive: the messages of open views lie beyond it), and shrinks the channel's
-    /// complete ranges to what is still cached, in one transaction.
+    /// complete ranges to what is still cached, in one transaction; `nil` when nothing lies
+    /// short of the limit (then no transaction is opened).
     ///
     /// A range loses the evicted part and starts (or ends) at the first message still
     /// cached inside it, so it never claims a message the cache no longer holds; a
     /// range left with no message is dropped.
     func evict(
         channelURL: String, from end: HistoryEnd, count: Int, limit: MessageKey, chunks: [Chunk]
-    ) throws -> EvictionStep {
-        guard count > 0 else { return EvictionStep(removed: 0, chunks: chunks) }
+    ) throws -> EvictionStep? {
+        guard count > 0 else { return nil }
+        // Found before the write transaction, so a step with nothing to take opens none.
+        // Nothing writes in between: the engine makes every write, and this runs on it.
+        let cut = try read { db in try Self.evictionCut(channelURL: channelURL, from: end, count: count, limit: limit, in: db) }
+        guard let cut else { return nil }
         return try write { db in
-            let oldest = end == .oldest
-            let beyond = oldest ? "<" : ">"
-            let order = oldest ? "ASC" : "DESC"
-            // The last message to go: the count-th from the end, or the last one short of the limit.
-            let cutSQL = """
-                SELECT created_at, message_id FROM message WHERE channel_url = ? AND (created_at, message_id) \(beyond) (?, ?)
-                ORDER BY created_at \(order), message_id \(order) LIMIT 1 OFFSET ?
-                """
-            var cutRow = try Row.fetchOne(
-                db.cachedStatement(sql: cutSQL), arguments: [channelURL, limit.createdAt, limit.messageId, count - 1])
-            if cutRow == nil {
-                let lastSQL = """
-                    SELECT created_at, message_id FROM message WHERE channel_url = ? AND (created_at, message_id) \(beyond) (?, ?)
-                    ORDER BY created_at \(oldest ? "DESC" : "ASC"), message_id \(oldest ? "DESC" : "ASC") LIMIT 1
-                    """
-                cutRow = try Row.fetchOne(db.cachedStatement(sql: lastSQL), arguments: [channelURL, limit.createdAt, limit.messageId])
-            }
-            guard let cutRow else { return EvictionStep(removed: 0, chunks: chunks) }
-            let cut = MessageKey(createdAt: cutRow[0], messageId: cutRow[1])
-            let through = oldest ? "<=" : ">="
+            let through = end == .oldest ? "<=" : ">="
             try db.cachedStatement(
                 sql: "DELETE FROM message WHERE channel_url = ? AND (created_at, message_id) \(through) (?, ?)"
             ).execute(arguments: [channelURL, cut.createdAt, cut.messageId])
@@ -151,6 +141,30 @@ extension ChatStore {
             if shrunk != chunks { try Self.replaceChunks(shrunk, of: channelURL, in: db) }
             return EvictionStep(removed: removed, chunks: shrunk)
         }
+    }
+
+    /// The last message an eviction step takes: the `count`-th from `end`, or the last one
+    /// short of `limit`; `nil` when there is none short of it.
+    private static func evictionCut(
+        channelURL: String, from end: HistoryEnd, count: Int, limit: MessageKey, in db: Database
+    ) throws -> MessageKey? {
+        let oldest = end == .oldest
+        let beyond = oldest ? "<" : ">"
+        let order = oldest ? "ASC" : "DESC"
+        let cutSQL = """
+            SELECT created_at, message_id FROM message WHERE channel_url = ? AND (created_at, message_id) \(beyond) (?, ?)
+            ORDER BY created_at \(order), message_id \(order) LIMIT 1 OFFSET ?
+            """
+        var cutRow = try Row.fetchOne(
+            db.cachedStatement(sql: cutSQL), arguments: [channelURL, limit.createdAt, limit.messageId, count - 1])
+        if cutRow == nil {
+            let lastSQL = """
+                SELECT created_at, message_id FROM message WHERE channel_url = ? AND (created_at, message_id) \(beyond) (?, ?)
+                ORDER BY created_at \(oldest ? "DESC" : "ASC"), message_id \(oldest ? "DESC" : "ASC") LIMIT 1
+                """
+            cutRow = try Row.fetchOne(db.cachedStatement(sql: lastSQL), arguments: [channelURL, limit.createdAt, limit.messageId])
+        }
+        return cutRow.map { MessageKey(createdAt: $0[0], messageId: $0[1]) }
     }
 
     /// `chunk` after every message from `end` through `cut` left the cache, or `nil`

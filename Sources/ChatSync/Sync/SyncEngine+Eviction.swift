@@ -64,11 +64,11 @@ extension SyncEngine {
                             // Read again before every step: views open, fetch and move between steps.
                             guard !isClosed, let limit = try limit(of: channelURL, in: pass, from: end) else { break }
                             let wanted = min(evictionStepSize, total - target)
-                            let removed = try evictStep(channelURL, from: end, count: wanted, limit: limit)
+                            guard let removed = try evictStep(channelURL, from: end, count: wanted, limit: limit) else { break }
                             total -= removed
                             remaining = total
                             // Let fetches and events in between steps.
-                            if let witness = evictionStepWitness { await witness(channelURL) } else { await Task.yield() }
+                            if let witness = evictionStepWitness { await witness(channelURL, removed) } else { await Task.yield() }
                             if removed < wanted { break }
                         }
                     }
@@ -95,7 +95,7 @@ extension SyncEngine {
         switch (pass, end) {
         case (.farEndsOfClosedChannels, .oldest):
             // Below the newest batch, which a first page would fetch again.
-            return open.isEmpty ? try store.newestKey(channelURL: channelURL, skipping: options.syncBatchSize - 1) : nil
+            return open.isEmpty ? try store.oldestKept(channelURL: channelURL, keeping: options.syncBatchSize) : nil
         case (.closedChannels, .oldest):
             return open.isEmpty ? .max : nil
         case (.beyondOpenWindows, .oldest):
@@ -114,10 +114,12 @@ extension SyncEngine {
         }
     }
 
-    /// One eviction step, in one transaction; the engine's view of the channel's ranges
-    /// follows. A live edge whose range is gone is forgotten: the next fetch proves it again.
-    private func evictStep(_ channelURL: String, from end: HistoryEnd, count: Int, limit: MessageKey) throws -> Int {
-        let step = try store.evict(channelURL: channelURL, from: end, count: count, limit: limit, chunks: chunks(of: channelURL))
+    /// One eviction step, in one transaction, answering how many messages it removed (`nil`:
+    /// none lay short of `limit`, and no step was taken); the engine's view of the channel's
+    /// ranges follows. A live edge whose range is gone is forgotten: the next fetch proves it again.
+    private func evictStep(_ channelURL: String, from end: HistoryEnd, count: Int, limit: MessageKey) throws -> Int? {
+        guard let step = try store.evict(channelURL: channelURL, from: end, count: count, limit: limit, chunks: chunks(of: channelURL))
+        else { return nil }
         channels[channelURL, default: ChannelSyncState()].chunks = step.chunks
         if let newest = channels[channelURL]?.newestKnown, !step.chunks.contains(where: { $0.contains(newest) }) {
             channels[channelURL]?.liveEdge = nil

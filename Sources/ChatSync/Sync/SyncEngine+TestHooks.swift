@@ -23,7 +23,9 @@ extension SyncEngine {
     /// Whether a trim of the cache is running (or about to, in the background).
     var isTrimming: Bool { trimming.isRunning }
 
-    func setEvictionStepWitness(_ witness: (@Sendable (String) async -> Void)?) { evictionStepWitness = witness }
+    func setEvictionStepWitness(_ witness: (@Sendable (_ channelURL: String, _ removed: Int) async -> Void)?) {
+        evictionStepWitness = witness
+    }
     /// Sets ``newestPageTryWitness``.
     func setNewestPageTryWitness(_ witness: (@Sendable (_ viewId: Int, _ epoch: Int, _ afterProgress: Bool) -> Void)?) {
         newestPageTryWitness = witness

@@ -87,9 +87,10 @@ actor SyncEngine {
     /// How many cache reads ``storedBatch`` answered (read by tests, which check that the
     /// path they try to break is taken at all).
     var storedBatchAnswers = 0
-    /// Awaited after each eviction step with its channel, in place of a plain yield: a
-    /// test opens and fetches views there, between two steps. `nil` in apps.
-    var evictionStepWitness: (@Sendable (String) async -> Void)?
+    /// Awaited after each eviction step with its channel and how many messages it removed,
+    /// in place of a plain yield: a test opens and fetches views there, between two steps.
+    /// `nil` in apps.
+    var evictionStepWitness: (@Sendable (_ channelURL: String, _ removed: Int) async -> Void)?
     /// Told of each try of a view's owed newest page as it starts, with the view's id, the
     /// connection's epoch and whether the try before it reached further back (the count of
     /// tries then starts over): a generator counts each connection's tries of each view,
