@@ -70,6 +70,22 @@ struct ValueTypeTests {
         #expect(!MessageFilter(kinds: []).matches(text), "an empty set keeps nothing")
     }
 
+    /// Ids compare as a service and the cache's SQL compare them, byte for byte: two
+    /// spellings of one accented letter are two senders (and two custom types).
+    @Test func filterComparesSenderIdsAndCustomTypesByTheirBytes() {
+        let (composed, decomposed) = ("zo\u{EB}", "zoe\u{308}")
+        #expect(composed == decomposed, "Swift takes the two spellings for one")
+        let fromComposed = makeMessage(1, at: 1, sender: composed, kind: .custom, customType: composed)
+        let fromDecomposed = makeMessage(2, at: 2, sender: decomposed, kind: .custom, customType: decomposed)
+        #expect(MessageFilter(senderIds: [composed]).matches(fromComposed))
+        #expect(!MessageFilter(senderIds: [composed]).matches(fromDecomposed))
+        #expect(MessageFilter(senderIds: [decomposed]).matches(fromDecomposed))
+        #expect(!MessageFilter(senderIds: [decomposed]).matches(fromComposed))
+        #expect(MessageFilter(customTypes: [composed]).matches(fromComposed))
+        #expect(!MessageFilter(customTypes: [composed]).matches(fromDecomposed))
+        #expect(!MessageFilter(customTypes: [decomposed]).matches(fromComposed))
+    }
+
     @Test func messageParamsFactories() {
         let text = MessageParams.text("hi")
         #expect(text.kind == .text && text.text == "hi" && text.customType == "" && text.data == "")

@@ -65,7 +65,7 @@ struct StoredBatch {
         var found: [Message] = []
         found.reserveCapacity(min(limit, rows.count))
         func take(_ row: Message) -> Bool {
-            guard filter.isEmpty || Self.matches(filter, row) else { return true }
+            guard filter.isEmpty || filter.matches(row) else { return true }
             found.append(row)
             return found.count < limit
         }
@@ -82,16 +82,6 @@ struct StoredBatch {
         // Past the span the cache may hold rows the batch does not: only a read that
         // stopped at its limit before getting there is known.
         return endsInside || found.count == limit ? found : nil
-    }
-
-    /// Whether `message` passes `filter` as the store's SQL decides it: strings by their
-    /// bytes (``MessageFilter/matches(_:)`` compares them as Swift does, by canonical
-    /// equivalence).
-    static func matches(_ filter: MessageFilter, _ message: Message) -> Bool {
-        if let kinds = filter.kinds, !kinds.contains(message.kind) { return false }
-        if let types = filter.customTypes, !types.contains(where: { sameBytes($0, message.customType) }) { return false }
-        if let senders = filter.senderIds, !senders.contains(where: { sameBytes($0, message.senderId) }) { return false }
-        return true
     }
 
     static func sameBytes(_ left: String, _ right: String) -> Bool { left.utf8.elementsEqual(right.utf8) }
