@@ -190,7 +190,8 @@ extension SimulatedChatServer {
         var channels = channelStates.values.map(\.channel).filter { channel in
             channel.memberIds.contains(userId)
                 && (query.includeEmpty || channel.lastMessage != nil)
-                && (query.customTypes?.contains(channel.customType) ?? true)
+                // Custom types compare byte for byte, as a service compares them.
+                && (query.customTypes?.contains { $0.utf8.elementsEqual(channel.customType.utf8) } ?? true)
         }
         channels.sort { query.order.sortsBefore($0, $1) }
         if let cursor = query.cursor {

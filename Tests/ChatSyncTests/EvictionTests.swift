@@ -233,10 +233,12 @@ struct EvictionTests {
         await harness.manager.close()
     }
 
-    /// A trim meets the channels it trimmed before first (least recently viewed): those
-    /// hold their newest batch and nothing else, and must cost no step. Each used to cost
-    /// a write transaction that deleted nothing, so a trim's steps grew with the number
-    /// of channels viewed before, and most of a long capped ingest's trimming was spent so.
+    /// A trim meets the channels it trimmed before first (least recently viewed), which
+    /// hold their newest batch and nothing else, and the open channel, whose view is still
+    /// scrolling back with nothing cached beyond its window: neither may cost a step. Each
+    /// used to cost a write transaction that deleted nothing, so a trim's steps grew with
+    /// the number of channels viewed before, and most of a long capped ingest's trimming
+    /// was spent so.
     @Test func aTrimTakesNoStepThatRemovesNothing() async throws {
         let harness = try await harness(each: 300, capacity: 400)
         let others = ["c", "d", "e", "f", "g"]

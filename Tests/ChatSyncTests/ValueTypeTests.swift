@@ -71,8 +71,9 @@ struct ValueTypeTests {
     }
 
     /// Ids compare as a service and the cache's SQL compare them, byte for byte: two
-    /// spellings of one accented letter are two senders (and two custom types).
-    @Test func filterComparesSenderIdsAndCustomTypesByTheirBytes() {
+    /// spellings of one accented letter are two senders (and two custom types, of
+    /// messages and of channels).
+    @Test func filtersCompareIdsAndCustomTypesByTheirBytes() {
         let (composed, decomposed) = ("zo\u{EB}", "zoe\u{308}")
         #expect(composed == decomposed, "Swift takes the two spellings for one")
         let fromComposed = makeMessage(1, at: 1, sender: composed, kind: .custom, customType: composed)
@@ -84,6 +85,13 @@ struct ValueTypeTests {
         #expect(MessageFilter(customTypes: [composed]).matches(fromComposed))
         #expect(!MessageFilter(customTypes: [composed]).matches(fromDecomposed))
         #expect(!MessageFilter(customTypes: [decomposed]).matches(fromComposed))
+        #expect(MessageFilter(customTypes: [decomposed]).matches(fromDecomposed))
+        let composedTeam = Channel(channelURL: "a", customType: composed, createdAt: 1)
+        let decomposedTeam = Channel(channelURL: "b", customType: decomposed, createdAt: 1)
+        #expect(ChannelListQuery(customTypes: [composed]).matches(composedTeam))
+        #expect(!ChannelListQuery(customTypes: [composed]).matches(decomposedTeam))
+        #expect(ChannelListQuery(customTypes: [decomposed]).matches(decomposedTeam))
+        #expect(!ChannelListQuery(customTypes: [decomposed]).matches(composedTeam))
     }
 
     @Test func messageParamsFactories() {

@@ -23,7 +23,11 @@ public struct ChannelListQuery: Sendable, Hashable {
     }
 
     /// Whether `channel` passes the query's filters.
+    ///
+    /// Custom types compare byte for byte, as services and the cache's SQL compare them:
+    /// `"t\u{E9}am"` and `"te\u{301}am"` are two types, though Swift's `==` takes them for
+    /// one. So a list shows the same channels whether they came live or from the cache.
     public func matches(_ channel: Channel) -> Bool {
-        (includeEmpty || channel.lastMessage != nil) && (customTypes?.contains(channel.customType) ?? true)
+        (includeEmpty || channel.lastMessage != nil) && (customTypes?.containsSameBytes(as: channel.customType) ?? true)
     }
 }

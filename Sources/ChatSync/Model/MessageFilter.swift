@@ -30,18 +30,13 @@ public struct MessageFilter: Sendable, Hashable, Codable {
     /// the cache's queries do: `"zo\u{EB}"` (a precomposed ë) and `"zoe\u{308}"` (an e
     /// and a combining diaeresis) are two senders, though Swift's `==` takes them for one.
     /// So a view shows the same messages whether they came live or from the cache. (A
-    /// `Set` keeps only one of two such spellings: a filter for both needs two views.)
+    /// `Set` keeps only one of two such spellings: a filter for both needs two views. For
+    /// the same reason two filters that differ only in such a spelling are `==`, though
+    /// they match different messages.)
     public func matches(_ message: Message) -> Bool {
         if let kinds, !kinds.contains(message.kind) { return false }
-        if let customTypes, !Self.holds(customTypes, message.customType) { return false }
-        if let senderIds, !Self.holds(senderIds, message.senderId) { return false }
+        if let customTypes, !customTypes.containsSameBytes(as: message.customType) { return false }
+        if let senderIds, !senderIds.containsSameBytes(as: message.senderId) { return false }
         return true
-    }
-
-    /// Whether `strings` holds `value` with the same bytes. A set holds at most one string
-    /// that Swift's `==` takes for `value`, so a byte-equal one can only be that one.
-    private static func holds(_ strings: Set<String>, _ value: String) -> Bool {
-        guard let index = strings.firstIndex(of: value) else { return false }
-        return strings[index].utf8.elementsEqual(value.utf8)
     }
 }

@@ -126,7 +126,8 @@ extension ChatStore {
     ) throws -> EvictionStep? {
         guard count > 0 else { return nil }
         // Found before the write transaction, so a step with nothing to take opens none.
-        // Nothing writes in between: the engine makes every write, and this runs on it.
+        // Nothing writes in between: the engine makes every write, and this runs on it (one
+        // manager per cache file: README, Known limitations).
         let cut = try read { db in try Self.evictionCut(channelURL: channelURL, from: end, count: count, limit: limit, in: db) }
         guard let cut else { return nil }
         return try write { db in

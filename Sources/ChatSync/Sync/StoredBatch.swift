@@ -24,8 +24,8 @@ struct StoredBatch {
         // A message under another spelling of the channel's URL (equal to Swift, not to
         // SQLite, which compares bytes) was stored under that other key: no read finds it.
         var rows = messages
-        if !rows.allSatisfy({ span.admits($0.sortKey) && Self.sameBytes($0.channelURL, channelURL) }) {
-            rows.removeAll { !span.admits($0.sortKey) || !Self.sameBytes($0.channelURL, channelURL) }
+        if !rows.allSatisfy({ span.admits($0.sortKey) && $0.channelURL.hasSameBytes(as: channelURL) }) {
+            rows.removeAll { !span.admits($0.sortKey) || !$0.channelURL.hasSameBytes(as: channelURL) }
         }
         if !rows.allSatisfy(MessageColumns.isAsStored) { rows = rows.map(MessageColumns.asStored) }
         if !rows.indices.dropFirst().allSatisfy({ rows[$0 - 1].sortKey < rows[$0].sortKey }) { rows.sort { $0.sortKey < $1.sortKey } }
@@ -34,7 +34,7 @@ struct StoredBatch {
 
     /// Whether the batch is of `channelURL`, compared by bytes as SQLite compares it
     /// (Swift's `==` takes two spellings of one accented letter as equal).
-    func holds(_ channelURL: String) -> Bool { Self.sameBytes(self.channelURL, channelURL) }
+    func holds(_ channelURL: String) -> Bool { self.channelURL.hasSameBytes(as: channelURL) }
 
     /// The rows a page read of the channel's cache would answer (``ChatStore/page(channelURL:direction:from:inclusive:bound:limit:filter:)``,
     /// ascending), or `nil` when the batch alone cannot tell: the read must start inside
@@ -83,6 +83,4 @@ struct StoredBatch {
         // stopped at its limit before getting there is known.
         return endsInside || found.count == limit ? found : nil
     }
-
-    static func sameBytes(_ left: String, _ right: String) -> Bool { left.utf8.elementsEqual(right.utf8) }
 }
