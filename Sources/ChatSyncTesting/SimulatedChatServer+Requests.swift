@@ -188,10 +188,7 @@ extension SimulatedChatServer {
         try admit(userId)
         guard query.limit > 0 else { throw ChatServiceError.permanent(.invalid, "limit must be positive") }
         var channels = channelStates.values.map(\.channel).filter { channel in
-            channel.memberIds.contains(userId)
-                && (query.includeEmpty || channel.lastMessage != nil)
-                // Custom types compare byte for byte, as a service compares them.
-                && (query.customTypes?.contains { $0.utf8.elementsEqual(channel.customType.utf8) } ?? true)
+            channel.memberIds.contains(userId) && query.matches(channel)
         }
         channels.sort { query.order.sortsBefore($0, $1) }
         if let cursor = query.cursor {

@@ -44,11 +44,7 @@ extension MatrixChatService {
             for room in rooms { group.addTask { try await self.channel(room) } }
             return try await group.reduce(into: [Channel]()) { $0.append($1) }
         }
-        // Custom types are ids: compared byte for byte, as ChannelListQuery.matches compares them.
-        channels = channels.filter { channel in
-            (query.includeEmpty || channel.lastMessage != nil)
-                && (query.customTypes.map { $0.contains { $0.utf8.elementsEqual(channel.customType.utf8) } } ?? true)
-        }
+        channels = channels.filter(query.matches)
         channels.sort { query.order.sortsBefore($0, $1) }
         if let cursor = query.cursor.flatMap(ChannelCursor.init(encoded:)) {
             let after = cursor.channel

@@ -148,11 +148,7 @@ final class ServerDatabase: Sendable {
         guard (1...100).contains(query.limit) else { throw ServerError.badRequest("limit must be in 1...100") }
         return try writer.read { db in
             let urls = try String.fetchAll(db, sql: "SELECT channel_url FROM member WHERE user_id = ?", arguments: [user])
-            // Custom types are ids: compared byte for byte, as the messages' SQL compares them.
-            var channels = try urls.compactMap { try Self.channel(db, $0) }.filter { channel in
-                (query.includeEmpty || channel.lastMessage != nil)
-                    && (query.customTypes?.contains { $0.utf8.elementsEqual(channel.customType.utf8) } ?? true)
-            }
+            var channels = try urls.compactMap { try Self.channel(db, $0) }.filter(query.matches)
             channels.sort { query.order.sortsBefore($0, $1) }
             if let cursor = query.cursor {
                 guard let after = ChannelCursor(encoded: cursor)?.channel else { throw ServerError.badRequest("bad cursor") }

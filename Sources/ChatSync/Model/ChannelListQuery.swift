@@ -28,6 +28,6 @@ public struct ChannelListQuery: Sendable, Hashable {
     /// `"t\u{E9}am"` and `"te\u{301}am"` are two types, though Swift's `==` takes them for
     /// one. So a list shows the same channels whether they came live or from the cache.
     public func matches(_ channel: Channel) -> Bool {
-        (includeEmpty || channel.lastMessage != nil) && (customTypes?.containsSameBytes(as: channel.customType) ?? true)
+        ChannelPageQuery.passes(channel, includeEmpty: includeEmpty, customTypes: customTypes)
     }
 }

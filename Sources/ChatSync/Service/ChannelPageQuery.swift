@@ -28,4 +28,17 @@ public struct ChannelPageQuery: Sendable, Hashable, Codable {
         self.limit = limit
         self.cursor = cursor
     }
+
+    /// Whether `channel` passes the query's filters (membership is the service's own
+    /// check). Custom types compare byte for byte: services and the cache's SQL take ids
+    /// as bytes, though Swift's `==` takes two spellings of one accented letter for one.
+    /// A service answering channel pages can call this rather than restate the rule.
+    public func matches(_ channel: Channel) -> Bool {
+        Self.passes(channel, includeEmpty: includeEmpty, customTypes: customTypes)
+    }
+
+    /// The one rule behind both this and ``ChannelListQuery/matches(_:)``.
+    static func passes(_ channel: Channel, includeEmpty: Bool, customTypes: Set<String>?) -> Bool {
+        (includeEmpty || channel.lastMessage != nil) && (customTypes?.containsSameBytes(as: channel.customType) ?? true)
+    }
 }
