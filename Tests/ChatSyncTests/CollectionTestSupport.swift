@@ -3,10 +3,13 @@ import Testing
 
 @testable import ChatSync
 
-/// A simulator with a channel "general" (alice, bob, carol) and a manager for alice.
+/// A simulator with a channel "general" (alice, bob, carol) and a manager for alice (or
+/// for another member of general, `userId`).
 struct Harness {
     let server: SimulatedChatServer
     var manager: SyncManager
+    /// Whose manager this is: alice, unless ``make(history:seed:userId:databasePath:configure:wrapping:)`` named another.
+    var userId = "alice"
     let path: String?
     var options: SyncManagerOptions
     /// A service wrapping alice's (faults, logs) that relaunches keep; `nil`: alice's own.
@@ -17,20 +20,22 @@ struct Harness {
 
     /// - Parameter history: messages bob posts before alice's manager opens, 1 ms apart.
     static func make(
-        history: Int = 0, seed: UInt64 = 0, databasePath: String? = nil,
+        history: Int = 0, seed: UInt64 = 0, userId: String = "alice", databasePath: String? = nil,
         configure: (inout SyncManagerOptions) -> Void = { _ in },
         wrapping wrap: ((any ChatService) -> any ChatService)? = nil
     ) async throws -> Harness {
         let server = SimulatedChatServer(seed: seed)
         try await server.createChannel(channel, members: ["alice", "bob", "carol"], name: "General")
+        if userId != "alice" { try await server.addMember(userId, to: channel) }
         for index in 0..<history { try await server.post(.text("h\(index)"), from: "bob", to: channel) }
         var options = SyncManagerOptions()
         options.clock = InstantClock()
         configure(&options)
-        let wrapped = wrap?(server.service(for: "alice"))
-        let service = wrapped ?? server.service(for: "alice")
-        let manager = try await SyncManager(userId: "alice", service: service, databasePath: databasePath, options: options)
-        let harness = Harness(server: server, manager: manager, path: databasePath, options: options, wrappedService: wrapped)
+        let wrapped = wrap?(server.service(for: userId))
+        let service = wrapped ?? server.service(for: userId)
+        let manager = try await SyncManager(userId: userId, service: service, databasePath: databasePath, options: options)
+        let harness = Harness(
+            server: server, manager: manager, userId: userId, path: databasePath, options: options, wrappedService: wrapped)
         await harness.syncPassOverlaps.watch(manager)
         return harness
     }
@@ -61,8 +66,8 @@ struct Harness {
 
     /// Opens a new manager on the same database (the old one closed already).
     mutating func reopen() async throws {
-        let service = wrappedService ?? server.service(for: "alice")
-        manager = try await SyncManager(userId: "alice", service: service, databasePath: path, options: options)
+        let service = wrappedService ?? server.service(for: userId)
+        manager = try await SyncManager(userId: userId, service: service, databasePath: path, options: options)
         await syncPassOverlaps.watch(manager)
     }
 
@@ -83,7 +88,7 @@ struct Harness {
         let engine = manager.engine
         let (listener, activity) = await engine.activitySignals()
         while true {
-            let delivered = await server.deliveredEventCount(for: "alice") + (await extraEvents?() ?? 0)
+            let delivered = await server.deliveredEventCount(for: userId) + (await extraEvents?() ?? 0)
             if await engine.isIdle(deliveredEvents: delivered) {
                 await engine.endActivitySignals(listener)
                 return
@@ -104,7 +109,7 @@ struct Harness {
             if !woke { break }
         }
         await engine.endActivitySignals(listener)
-        let delivered = await server.deliveredEventCount(for: "alice")
+        let delivered = await server.deliveredEventCount(for: userId)
         let handled = await manager.engine.connection.handledEventCount
         let tasks = await manager.engine.backgroundTaskCount
         Issue.record(
@@ -334,13 +339,13 @@ func serverRange(_ all: [Message], _ filter: MessageFilter, from first: Message?
 
 extension Harness {
     /// Goes online, caches the channel's newest messages as one range (a view of `limit`
-    /// fetched once and closed), then takes alice offline again and settles.
+    /// fetched once and closed), then takes the user offline again and settles.
     func cacheNewestRangeThenGoOffline(limit: Int) async throws {
         let warm = try await manager.messageCollection(channelURL: Harness.channel, limit: limit)
         await online()
         _ = try await warm.fetchSucceededMessages(.previous)
         await warm.remove()
-        await server.setOnline(false, for: "alice")
+        await server.setOnline(false, for: userId)
         await settle()
     }
 }

@@ -19,7 +19,7 @@ extension Harness {
             throw error
         }
         for _ in 0..<10_000 {
-            let delivered = await server.deliveredEventCount(for: "alice")
+            let delivered = await server.deliveredEventCount(for: userId)
             guard await engine.isRunning, await engine.handledOrQueuedEventCount < delivered else { break }
             await Task.yield()
         }

@@ -54,6 +54,10 @@ struct ScheduleSeeds: Sendable {
     /// (CacheReadsAfterWritesGeneratedTests).
     static let cacheReads = ScheduleSeeds(
         name: "CACHE_READS", filter: "CacheReadsAfterWritesGenerated", defaultCount: 150, regressions: [])
+    /// Others' messages and this user's own told apart by their ids' bytes
+    /// (SenderIdentityGeneratedTests).
+    static let senderIdentity = ScheduleSeeds(
+        name: "SENDER_IDENTITY", filter: "SenderIdentityGenerated", defaultCount: 100, regressions: [])
     /// The channel list's replay generator.
     static let channelList = ScheduleSeeds(name: "CHANNEL_LIST", filter: "ChannelCollection", defaultCount: 120, regressions: [])
 

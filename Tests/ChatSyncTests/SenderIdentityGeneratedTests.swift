@@ -1,0 +1,161 @@
+import ChatSyncTesting
+import Logging
+import Testing
+
+@testable import ChatSync
+
+/// A user whose id another member's id spells alike: zoë with a precomposed ë is this
+/// manager's user, zoë with an e and a combining diaeresis is someone else. Swift's `==`
+/// takes the two for one; a service, like the cache's SQL, takes them for two users.
+/// Messages of the other zoë must give `.newMessage` (one at a time and in runs), and
+/// edits and deletions of them must be refused as not the user's own, on and off line.
+@Suite("Sender identity, generated", .capturingLogs)
+struct SenderIdentityGeneratedTests {
+    static let seeds = ScheduleSeeds.senderIdentity
+
+    /// The manager's user.
+    static let user = "zo\u{EB}"
+    /// Another member, equal to ``user`` by Swift's `==`, not by its bytes.
+    static let lookalike = "zoe\u{308}"
+    static let senders = [user, lookalike, "carol"]
+
+    private struct View {
+        let collection: MessageCollection
+        let recorder: EventRecorder
+        let filter: MessageFilter
+        /// The ids of the messages that must have given `.newMessage`, in order.
+        var expected: [Int64] = []
+    }
+
+    @Test(arguments: 0..<2)
+    func othersMessagesAreTheirsHoweverTheirIdsAreSpelled(batch: Int) async {
+        var taken = PathsTaken()
+        await Self.seeds.run(batch: batch, of: 2) { seed in try await Self.schedule(seed, &taken) }
+        // The paths these schedules try to break are taken: the lookalike's live messages
+        // shown, alone and in runs, and changes of them refused.
+        if Self.seeds.batch(batch, of: 2).count > 20 {
+            #expect(taken.alone > 0 && taken.inRuns > 0 && taken.refused > 0, "\(taken)")
+        }
+    }
+
+    /// How often the schedules took the paths they are about.
+    private struct PathsTaken {
+        /// `.newMessage` events of the lookalike's messages handled alone, and in runs.
+        var alone = 0, inRuns = 0
+        /// Edits and deletions of the lookalike's messages refused.
+        var refused = 0
+    }
+
+    private static func schedule(_ seed: UInt64, _ taken: inout PathsTaken) async throws {
+        var random = SeededGenerator(seed: seed)
+        let batchSize = Int.random(in: 3...20, using: &random)
+        let harness = try await Harness.make(
+            seed: seed, userId: user,
+            configure: {
+                $0.syncBatchSize = batchSize
+                $0.logger = Logger(label: "sender-identity-\(seed)")
+            })
+        let server = harness.server
+        try await server.addMember(lookalike, to: Harness.channel)
+        for index in 0..<Int.random(in: 0...30, using: &random) {
+            try await server.post(.text("h\(index)"), from: senders.randomElement(using: &random)!, to: Harness.channel)
+        }
+        await harness.online()
+        var online = true
+        var views: [View] = []
+        var log = ["batches of \(batchSize)"]
+        let context = Self.seeds.describe(seed)
+        for step in 0..<24 {
+            switch Int.random(in: 0..<12, using: &random) {
+            case 0...2:
+                // One message at a time: each is handled alone.
+                let message = try await server.post(
+                    .text("p\(step)"), from: senders.randomElement(using: &random)!, to: Harness.channel)
+                if online { taken.alone += expect(message, in: &views) }
+                log.append("post from \(spelling(message.senderId))")
+            case 3...4:
+                // A burst: the engine takes the queued messages as one run.
+                var posted: [Message] = []
+                try await harness.withEventsQueued {
+                    for index in 0..<Int.random(in: 2...8, using: &random) {
+                        posted.append(
+                            try await server.post(
+                                .text("b\(step).\(index)"), from: senders.randomElement(using: &random)!, to: Harness.channel))
+                    }
+                }
+                if online { for message in posted { taken.inRuns += expect(message, in: &views) } }
+                log.append("burst of \(posted.count)")
+            case 5...7:
+                guard let view = views.randomElement(using: &random),
+                    let target = await view.collection.succeededMessages.randomElement(using: &random)
+                else { continue }
+                let deleting = random.chance(0.4)
+                let refused = try await change(target, deleting: deleting, harness, context: "\(context) step \(step): \(log.suffix(8))")
+                if refused, target.senderId.utf8.elementsEqual(lookalike.utf8) { taken.refused += 1 }
+                log.append("\(deleting ? "delete" : "edit") \(target.messageId) of \(spelling(target.senderId))")
+            case 8:
+                if let view = views.randomElement(using: &random) {
+                    _ = try? await view.collection.fetchSucceededMessages(random.chance(0.5) ? .previous : .next)
+                    log.append("fetch")
+                }
+            case 9:
+                online.toggle()
+                await server.setOnline(online, for: user)
+                log.append(online ? "online" : "offline")
+            default:
+                let filters = [MessageFilter(), MessageFilter(senderIds: [lookalike]), MessageFilter(senderIds: [user])]
+                let filter = filters.randomElement(using: &random)!
+                let collection = try await harness.manager.messageCollection(
+                    channelURL: Harness.channel, filter: filter, limit: Int.random(in: 3...20, using: &random))
+                let recorder = EventRecorder()
+                await collection.setHandler(recorder)
+                _ = try? await collection.fetchSucceededMessages(.previous)
+                views.append(View(collection: collection, recorder: recorder, filter: filter))
+                if views.count > 3 { await views.removeFirst().collection.remove() }
+                log.append("open \(filter.senderIds?.map { spelling($0) } ?? ["all"])")
+            }
+            await harness.settle()
+            for view in views {
+                try #require(
+                    view.recorder.newMessages.map(\.messageId) == view.expected,
+                    "\(context) step \(step): .newMessage for exactly the others' live messages, \(log.suffix(8))")
+            }
+        }
+        await harness.manager.close()
+    }
+
+    /// A live message of someone else that a view's filter takes must give it `.newMessage`;
+    /// answers how many of the lookalike's were expected.
+    private static func expect(_ message: Message, in views: inout [View]) -> Int {
+        guard !message.senderId.utf8.elementsEqual(user.utf8) else { return 0 }
+        var expected = 0
+        for index in views.indices where views[index].filter.matches(message) {
+            views[index].expected.append(message.messageId)
+            expected += 1
+        }
+        return message.senderId.utf8.elementsEqual(lookalike.utf8) ? expected : 0
+    }
+
+    /// Edits or deletes `target` through the outbox: accepted for the user's own messages,
+    /// `.invalidParameter` for anyone else's. Answers whether it was refused.
+    private static func change(_ target: Message, deleting: Bool, _ harness: Harness, context: String) async throws -> Bool {
+        let own = target.senderId.utf8.elementsEqual(user.utf8)
+        do {
+            if deleting {
+                try await harness.manager.deleteMessage(messageId: target.messageId, channelURL: Harness.channel)
+            } else {
+                _ = try await harness.manager.updateMessage(messageId: target.messageId, channelURL: Harness.channel, text: "edited")
+            }
+            try #require(own, "\(context): \(spelling(target.senderId))'s message was changed by \(spelling(user))")
+            return false
+        } catch let error as SyncManagerError {
+            try #require(!own && error.code == .invalidParameter, "\(context): \(error)")
+            return true
+        }
+    }
+
+    /// A sender named by its scalars, so that logs tell the two zoës apart.
+    private static func spelling(_ id: String) -> String {
+        id.unicodeScalars.count == id.count ? id : "\(id.unicodeScalars.map(\.value))"
+    }
+}
