@@ -11,7 +11,7 @@ extension SimulatedChatServer {
         }
         let channel = Channel(channelURL: channelURL, name: name, customType: customType, memberIds: members, createdAt: tick())
         channelStates[channelURL] = ChannelState(channel: channel)
-        recordChannelChange(channelURL, users: Set(members))
+        recordChannelChange(channelURL, users: channel.memberKeys)
         broadcast(.channelChanged(channel), to: members)
     }
 
@@ -30,21 +30,21 @@ extension SimulatedChatServer {
     public func deleteChannel(_ channelURL: String) throws {
         let state = try channelState(channelURL)
         channelStates[channelURL] = nil
-        recordChannelChange(channelURL, users: Set(state.channel.memberIds))
+        recordChannelChange(channelURL, users: state.channel.memberKeys)
         broadcast(.channelRemoved(channelURL: channelURL), to: state.channel.memberIds)
     }
 
     /// Adds a member to a channel.
     public func addMember(_ userId: String, to channelURL: String) throws {
         try mutateChannel(channelURL) { channel in
-            if !channel.memberIds.contains(userId) { channel.memberIds.append(userId) }
+            if !channel.hasMember(userId) { channel.memberIds.append(userId) }
         }
     }
 
     /// Removes a member (as if they left); they get `.channelRemoved`, the others an update.
     public func removeMember(_ userId: String, from channelURL: String) throws {
         try mutateChannel(channelURL, alsoNotify: [userId]) { channel in
-            channel.memberIds.removeAll { $0 == userId }
+            channel.memberIds.removeAll { $0.isSameUser(as: userId) }
         }
         broadcast(.channelRemoved(channelURL: channelURL), to: [userId])
     }
@@ -57,11 +57,11 @@ extension SimulatedChatServer {
     @discardableResult
     private func mutateChannel(_ channelURL: String, alsoNotify: [String] = [], _ change: (inout Channel) -> Void) throws -> Channel {
         var state = try takeChannelState(channelURL)
-        let before = Set(state.channel.memberIds)
+        let before = state.channel.memberKeys
         change(&state.channel)
         state.channel.updatedAt = tick()
         channelStates[channelURL] = state
-        recordChannelChange(channelURL, users: before.union(state.channel.memberIds).union(alsoNotify))
+        recordChannelChange(channelURL, users: before.union(state.channel.memberKeys).union(alsoNotify.map(UserKey.init)))
         broadcast(.channelChanged(state.channel), to: state.channel.memberIds)
         return state.channel
     }
@@ -83,7 +83,7 @@ extension SimulatedChatServer {
         return state
     }
 
-    func recordChannelChange(_ channelURL: String, users: Set<String>) {
+    func recordChannelChange(_ channelURL: String, users: Set<UserKey>) {
         changeSeq += 1
         channelChanges.append((changeSeq, channelURL, users))
     }

@@ -7,23 +7,24 @@ extension SimulatedChatServer {
     /// requests fail with a transient `network` error, they receive no real-time
     /// events, and their event streams report the change.
     public func setOnline(_ online: Bool, for userId: String) {
-        let wasOnline = !offlineUsers.contains(userId)
+        let user = UserKey(userId)
+        let wasOnline = !offlineUsers.contains(user)
         guard online != wasOnline else { return }
-        if online { offlineUsers.remove(userId) } else { offlineUsers.insert(userId) }
-        for (id, continuation) in subscribers[userId] ?? [:] {
+        if online { offlineUsers.remove(user) } else { offlineUsers.insert(user) }
+        for (id, continuation) in subscribers[user] ?? [:] {
             deliver(.connectionChanged(online ? .online : .offline), to: continuation, subscription: id)
         }
     }
 
     /// Whether a user is connected.
-    public func isOnline(_ userId: String) -> Bool { !offlineUsers.contains(userId) }
+    public func isOnline(_ userId: String) -> Bool { !offlineUsers.contains(UserKey(userId)) }
 
     func subscribe(_ userId: String) -> AsyncStream<ServiceEvent> {
         let (stream, continuation) = AsyncStream<ServiceEvent>.makeStream()
         let id = nextSubscriberId
         nextSubscriberId += 1
-        subscribers[userId, default: [:]][id] = continuation
-        newestSubscription[userId] = id
+        subscribers[UserKey(userId), default: [:]][id] = continuation
+        newestSubscription[UserKey(userId)] = id
         deliver(.connectionChanged(isOnline(userId) ? .online : .offline), to: continuation, subscription: id)
         continuation.onTermination = { [weak self] _ in
             Task { await self?.unsubscribe(userId, id) }
@@ -32,7 +33,7 @@ extension SimulatedChatServer {
     }
 
     private func unsubscribe(_ userId: String, _ id: UInt64) {
-        subscribers[userId]?[id] = nil
+        subscribers[UserKey(userId)]?[id] = nil
         enqueuedCounts[id] = nil
     }
 
@@ -42,9 +43,9 @@ extension SimulatedChatServer {
             message.reqId = ""
             event = .messageReceived(message)
         }
-        for user in Set(users).sorted() where !offlineUsers.contains(user) {
+        for user in Set(users.map(UserKey.init)).sorted() where !offlineUsers.contains(user) {
             if case .messageReceived(let message) = event,
-                echoesToLose.remove(EchoToLose(user: user, sender: message.senderId, channelURL: message.channelURL)) != nil
+                echoesToLose.remove(EchoToLose(user: user, sender: UserKey(message.senderId), channelURL: message.channelURL)) != nil
             {
                 continue
             }
@@ -60,7 +61,7 @@ extension SimulatedChatServer {
     /// way to `userId` (a push lost in transit): the server stores and answers the message,
     /// but that user never gets the event, and it is not counted as delivered.
     public func loseNextMessageEvent(from senderId: String, in channelURL: String, to userId: String) {
-        echoesToLose.insert(EchoToLose(user: userId, sender: senderId, channelURL: channelURL))
+        echoesToLose.insert(EchoToLose(user: UserKey(userId), sender: UserKey(senderId), channelURL: channelURL))
     }
 
     /// Loses no more message events (those ``loseNextMessageEvent(from:in:to:)`` armed and
@@ -70,12 +71,12 @@ extension SimulatedChatServer {
     /// Holds the real-time events meant for `userId` (a slow socket): they are delivered,
     /// in order, by ``releaseEvents(for:)``. Connection changes are not held.
     public func holdEvents(for userId: String) {
-        if heldEvents[userId] == nil { heldEvents[userId] = [] }
+        if heldEvents[UserKey(userId)] == nil { heldEvents[UserKey(userId)] = [] }
     }
 
     /// Delivers the events held for `userId` and stops holding them.
     public func releaseEvents(for userId: String) {
-        guard let held = heldEvents.removeValue(forKey: userId) else { return }
+        guard let held = heldEvents.removeValue(forKey: UserKey(userId)) else { return }
         for event in held { broadcast(event, to: [userId]) }
     }
 
@@ -94,6 +95,6 @@ extension SimulatedChatServer {
     /// connection event included. A test compares it with what its client has handled
     /// to know that every real-time event has been applied.
     public func deliveredEventCount(for userId: String) -> Int {
-        newestSubscription[userId].flatMap { enqueuedCounts[$0] } ?? 0
+        newestSubscription[UserKey(userId)].flatMap { enqueuedCounts[$0] } ?? 0
     }
 }

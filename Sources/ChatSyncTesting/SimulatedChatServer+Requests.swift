@@ -7,7 +7,7 @@ extension SimulatedChatServer {
     /// Counts the request and applies the connection and the fault plan before it is applied.
     private func admit(_ userId: String) throws {
         requestCount += 1
-        if offlineUsers.contains(userId) { throw ChatServiceError.transient(.network, "\(userId) is offline") }
+        if offlineUsers.contains(UserKey(userId)) { throw ChatServiceError.transient(.network, "\(userId) is offline") }
         if random.chance(faults.failRequestRate) {
             throw ChatServiceError.transient(.unavailable, "injected failure: request rejected")
         }
@@ -23,7 +23,7 @@ extension SimulatedChatServer {
 
     private func memberState(_ channelURL: String, _ userId: String) throws -> ChannelState {
         let state = try channelState(channelURL)
-        guard state.channel.memberIds.contains(userId) else {
+        guard state.channel.hasMember(userId) else {
             throw ChatServiceError.permanent(.forbidden, "\(userId) is not a member of \(channelURL)")
         }
         return state
@@ -188,7 +188,7 @@ extension SimulatedChatServer {
         try admit(userId)
         guard query.limit > 0 else { throw ChatServiceError.permanent(.invalid, "limit must be positive") }
         var channels = channelStates.values.map(\.channel).filter { channel in
-            channel.memberIds.contains(userId) && query.matches(channel)
+            channel.hasMember(userId) && query.matches(channel)
         }
         channels.sort { query.order.sortsBefore($0, $1) }
         if let cursor = query.cursor {
@@ -214,7 +214,8 @@ extension SimulatedChatServer {
         var seen: Set<String> = []
         var last = since
         var hasMore = false
-        for change in channelChanges where change.seq > since && change.users.contains(userId) {
+        let user = UserKey(userId)
+        for change in channelChanges where change.seq > since && change.users.contains(user) {
             if !seen.contains(change.channelURL) {
                 if urls.count == max(1, limit) { hasMore = true; break }
                 seen.insert(change.channelURL)
@@ -226,7 +227,7 @@ extension SimulatedChatServer {
         var updated: [Channel] = []
         var deleted: [String] = []
         for url in urls {
-            if let channel = channelStates[url]?.channel, channel.memberIds.contains(userId) {
+            if let channel = channelStates[url]?.channel, channel.hasMember(userId) {
                 updated.append(channel)
             } else {
                 deleted.append(url)

@@ -20,6 +20,10 @@ import Foundation
 ///                                     databasePath: nil)
 /// ```
 ///
+/// Users are told apart by the bytes of their ids, as real services tell them: ids that
+/// Swift's `==` takes for one ("zo\u{EB}" and "zoe\u{308}") are two users, each with their
+/// own memberships, messages, connection and events.
+///
 /// Errors follow `ChatServiceError`: a non-member gets a permanent `forbidden`,
 /// an unknown channel a permanent `notFound`, an offline user a transient `network`.
 public actor SimulatedChatServer {
@@ -48,16 +52,16 @@ public actor SimulatedChatServer {
     var messageTokenEra = 0
     var channelStates: [String: ChannelState] = [:]
     /// Channel changes: (change sequence, channel, the users it concerns).
-    var channelChanges: [(seq: Int64, channelURL: String, users: Set<String>)] = []
-    var offlineUsers: Set<String> = []
-    var subscribers: [String: [UInt64: AsyncStream<ServiceEvent>.Continuation]] = [:]
+    var channelChanges: [(seq: Int64, channelURL: String, users: Set<UserKey>)] = []
+    var offlineUsers: Set<UserKey> = []
+    var subscribers: [UserKey: [UInt64: AsyncStream<ServiceEvent>.Continuation]] = [:]
     var nextSubscriberId: UInt64 = 0
     /// Events enqueued per subscription, and each user's newest subscription.
     var enqueuedCounts: [UInt64: Int] = [:]
-    var newestSubscription: [String: UInt64] = [:]
+    var newestSubscription: [UserKey: UInt64] = [:]
     var uploadCount = 0
     /// Users whose real-time events wait, in order, until ``releaseEvents(for:)``.
-    var heldEvents: [String: [ServiceEvent]] = [:]
+    var heldEvents: [UserKey: [ServiceEvent]] = [:]
     /// Whether real-time copies of a message carry its `reqId`.
     var eventsCarryReqId = true
     /// Message events to lose on their way (``loseNextMessageEvent(from:in:to:)``).
@@ -177,7 +181,7 @@ public actor SimulatedChatServer {
     @discardableResult
     public func post(_ params: MessageParams, from userId: String, to channelURL: String, at createdAt: Int64? = nil) throws -> Message {
         let state = try channelState(channelURL)
-        guard state.channel.memberIds.contains(userId) else {
+        guard state.channel.hasMember(userId) else {
             throw ChatServiceError.permanent(.forbidden, "\(userId) is not a member of \(channelURL)")
         }
         var file: FileInfo?
@@ -238,7 +242,7 @@ public actor SimulatedChatServer {
         if !message.reqId.isEmpty { state.sentByReqId[message.reqId] = message }
         if message.createdAt >= (state.channel.lastMessage?.createdAt ?? .min) { state.channel.lastMessage = message }
         channelStates[message.channelURL] = state
-        recordChannelChange(message.channelURL, users: Set(state.channel.memberIds))
+        recordChannelChange(message.channelURL, users: state.channel.memberKeys)
         broadcast(.messageReceived(message), to: state.channel.memberIds)
         return message
     }
@@ -249,7 +253,7 @@ public actor SimulatedChatServer {
             channelStates[channelURL] = state
             throw ChatServiceError.permanent(.notFound, "no message \(messageId) in \(channelURL)")
         }
-        if let userId, state.messages[index].senderId != userId {
+        if let userId, !state.messages[index].senderId.isSameUser(as: userId) {
             channelStates[channelURL] = state
             throw ChatServiceError.permanent(.forbidden, "\(userId) may only edit their own messages")
         }
@@ -260,7 +264,7 @@ public actor SimulatedChatServer {
         state.changes.append((changeSeq, messageId))
         if state.channel.lastMessage?.messageId == messageId {
             state.channel.lastMessage = message
-            recordChannelChange(channelURL, users: Set(state.channel.memberIds))
+            recordChannelChange(channelURL, users: state.channel.memberKeys)
         }
         channelStates[channelURL] = state
         broadcast(.messageUpdated(message), to: state.channel.memberIds)
@@ -273,7 +277,7 @@ public actor SimulatedChatServer {
             channelStates[channelURL] = state
             throw ChatServiceError.permanent(.notFound, "no message \(messageId) in \(channelURL)")
         }
-        if let userId, state.messages[index].senderId != userId {
+        if let userId, !state.messages[index].senderId.isSameUser(as: userId) {
             channelStates[channelURL] = state
             throw ChatServiceError.permanent(.forbidden, "\(userId) may only delete their own messages")
         }
@@ -283,7 +287,7 @@ public actor SimulatedChatServer {
         state.changes.append((changeSeq, messageId))
         if state.channel.lastMessage?.messageId == messageId {
             state.channel.lastMessage = state.messages.last
-            recordChannelChange(channelURL, users: Set(state.channel.memberIds))
+            recordChannelChange(channelURL, users: state.channel.memberKeys)
         }
         channelStates[channelURL] = state
         broadcast(.messageDeleted(channelURL: channelURL, messageId: messageId), to: state.channel.memberIds)

@@ -244,6 +244,53 @@ struct SimulatedChatServerTests {
         #expect(steps.values.count == 10 && steps.values.last == 1 && steps.values == steps.values.sorted())
     }
 
+    /// Ids that Swift's `==` takes for one (a precomposed ë, and an e with a combining
+    /// diaeresis) are two users to the server, as to any service: each has its own
+    /// membership, messages, connection and events.
+    @Test func usersWhoseIdsSpellAlikeAreTwoUsers() async throws {
+        let (composed, decomposed) = ("zo\u{EB}", "zoe\u{308}")
+        let server = try await server()
+        try await server.addMember(composed, to: "general")
+        let outsider = await serviceError {
+            _ = try await server.service(for: decomposed).fetchMessages(
+                MessageQuery(channelURL: "general", timestamp: .max, prevLimit: 1, nextLimit: 0))
+        }
+        #expect(outsider?.code == .forbidden, "not a member because the other zoë is")
+        try await server.addMember(decomposed, to: "general")
+        #expect(await server.channel("general")?.memberIds.count == 4)
+
+        var composedEvents = await server.service(for: composed).events().makeAsyncIterator()
+        var decomposedEvents = await server.service(for: decomposed).events().makeAsyncIterator()
+        #expect(await composedEvents.next() == .connectionChanged(.online))
+        #expect(await decomposedEvents.next() == .connectionChanged(.online))
+        await server.setOnline(false, for: decomposed)
+        #expect(await decomposedEvents.next() == .connectionChanged(.offline))
+        #expect(await server.isOnline(composed), "the other zoë stays online")
+
+        let theirs = try await server.post(.text("from the other zoë"), from: decomposed, to: "general")
+        #expect(await composedEvents.next() == .messageReceived(theirs))
+        let composedService = server.service(for: composed)
+        let edit = await serviceError {
+            _ = try await composedService.updateMessage(channelURL: "general", messageId: theirs.messageId, text: "x", operationId: "e1")
+        }
+        #expect(edit?.code == .forbidden)
+        let remove = await serviceError {
+            try await composedService.deleteMessage(channelURL: "general", messageId: theirs.messageId, operationId: "d1")
+        }
+        #expect(remove?.code == .forbidden)
+        #expect(await server.messages(in: "general") == [theirs])
+
+        await server.setOnline(true, for: decomposed)
+        #expect(await decomposedEvents.next() == .connectionChanged(.online))
+        try await server.removeMember(decomposed, from: "general")
+        #expect(await decomposedEvents.next() == .channelRemoved(channelURL: "general"))
+        guard case .channelChanged(let channel)? = await composedEvents.next() else {
+            Issue.record("the zoë who stays was not told of the change")
+            return
+        }
+        #expect(channel.memberIds.map { Array($0.utf8) } == ["alice", "bob", composed].map { Array($0.utf8) })
+    }
+
     @Test func offlineUsersFailTransientlyAndSeeTheDisconnection() async throws {
         let server = try await server()
         let alice = server.service(for: "alice")
