@@ -39,6 +39,20 @@ struct LifecycleTests {
                 == .userMismatch)
     }
 
+    /// zoë with a precomposed ë and zoë with a combining diaeresis are equal to Swift's
+    /// `==`, and two users to a service: neither opens the other's cache.
+    @Test func userMismatchOnReopenWithAUserWhoseIdSpellsAlike() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        let first = try await SyncManager(userId: "zo\u{EB}", service: NeverService(), databasePath: dir.path("db"))
+        await first.close()
+        #expect(
+            await errorCode { _ = try await SyncManager(userId: "zoe\u{308}", service: NeverService(), databasePath: dir.path("db")) }
+                == .userMismatch)
+        let again = try await SyncManager(userId: "zo\u{EB}", service: NeverService(), databasePath: dir.path("db"))
+        await again.close()
+    }
+
     @Test func connectionStateFollowsTheService() async throws {
         let server = SimulatedChatServer()
         try await server.createChannel("general", members: ["alice"])

@@ -118,7 +118,8 @@ final class ChatStore: Sendable {
                 "the cache has schema version \(found.version), newer than this library supports "
                     + "(\(StoreSchema.version)); update ChatSync or use another file")
         }
-        if found.user != userId {
+        // By bytes: ids that Swift's `==` takes for one may be two users to the service.
+        if !found.user.hasSameBytes(as: userId) {
             throw SyncManagerError(.userMismatch, "the cache belongs to user '\(found.user)', not '\(userId)'")
         }
     }
