@@ -25,7 +25,10 @@ public final class SyncManager: Sendable {
     /// Opens the cache of `userId` and validates `options`. Touches no network.
     ///
     /// - Parameters:
-    ///   - userId: the signed-in user; a cache file belongs to one user.
+    ///   - userId: the signed-in user; a cache file belongs to one user. Ids are compared
+    ///     by their UTF-8 bytes, as services compare them: "zo\u{EB}" and "zoe\u{308}",
+    ///     equal to Swift's `==`, are two users, and neither opens the other's cache or
+    ///     changes the other's messages.
     ///   - service: the backend, through which every request and real-time event passes.
     ///   - databasePath: the cache file, created when missing; `nil` keeps
     ///     the cache in memory.
