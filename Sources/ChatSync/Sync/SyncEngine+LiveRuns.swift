@@ -54,6 +54,7 @@ extension SyncEngine {
                 received, completing: Chunk(channelURL: channelURL, start: live, end: newest.sortKey), vouchedEdge: live)
             channels[channelURL]?.liveEdge = newest.sortKey
             noteNewMessage(newest)
+            liveStretchesApplied += 1
             for view in views(of: channelURL) {
                 let matching = received.filter { view.filter.matches($0) }
                 guard !matching.isEmpty else { continue }

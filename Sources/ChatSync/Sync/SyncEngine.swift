@@ -87,6 +87,9 @@ actor SyncEngine {
     /// How many cache reads ``storedBatch`` answered (read by tests, which check that the
     /// path they try to break is taken at all).
     var storedBatchAnswers = 0
+    /// How many stretches of new messages that arrived together were applied as one
+    /// (``applyReceived(_:)-([Message])``; read by tests, like ``storedBatchAnswers``).
+    var liveStretchesApplied = 0
     /// Awaited after each eviction step with its channel and how many messages it removed,
     /// in place of a plain yield: a test opens and fetches views there, between two steps.
     /// `nil` in apps.
