@@ -22,7 +22,7 @@ import Foundation
 ///
 /// Users are told apart by the bytes of their ids, as real services tell them: ids that
 /// Swift's `==` takes for one ("zo\u{EB}" and "zoe\u{308}") are two users, each with their
-/// own memberships, messages, connection and events.
+/// own memberships, connection and events, and the right to change only their own messages.
 ///
 /// Errors follow `ChatServiceError`: a non-member gets a permanent `forbidden`,
 /// an unknown channel a permanent `notFound`, an offline user a transient `network`.

@@ -282,6 +282,16 @@ struct SimulatedChatServerTests {
 
         await server.setOnline(true, for: decomposed)
         #expect(await decomposedEvents.next() == .connectionChanged(.online))
+        // Holding one zoë's events, or losing one on its way to the other, leaves the
+        // other's alone.
+        await server.holdEvents(for: composed)
+        await server.loseNextMessageEvent(from: "bob", in: "general", to: decomposed)
+        let held = try await server.post(.text("held for one, lost for the other"), from: "bob", to: "general")
+        let next = try await server.post(.text("next"), from: "bob", to: "general")
+        #expect(await decomposedEvents.next() == .messageReceived(next), "only the lost one is lost")
+        await server.releaseEvents(for: composed)
+        #expect(await composedEvents.next() == .messageReceived(held))
+        #expect(await composedEvents.next() == .messageReceived(next))
         try await server.removeMember(decomposed, from: "general")
         #expect(await decomposedEvents.next() == .channelRemoved(channelURL: "general"))
         guard case .channelChanged(let channel)? = await composedEvents.next() else {
@@ -289,6 +299,10 @@ struct SimulatedChatServerTests {
             return
         }
         #expect(channel.memberIds.map { Array($0.utf8) } == ["alice", "bob", composed].map { Array($0.utf8) })
+        // Each counts its own: online, the other's message, held, next, the change; and
+        // online, offline, online, next, the removal.
+        #expect(await server.deliveredEventCount(for: composed) == 5)
+        #expect(await server.deliveredEventCount(for: decomposed) == 5)
     }
 
     @Test func offlineUsersFailTransientlyAndSeeTheDisconnection() async throws {
