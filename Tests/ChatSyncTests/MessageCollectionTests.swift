@@ -422,6 +422,28 @@ struct MessageCollectionTests {
         #expect(try harness.outbox().isEmpty, "nothing was queued")
     }
 
+    /// A message the host's SDK sends is the user's own: one from anyone else, even from a
+    /// zoë whose id Swift's `==` takes for the user's, is refused and queues nothing; an
+    /// empty sender becomes the user.
+    @Test func anAppendedMessageIsTheUsersOwnByTheBytesOfItsSender() async throws {
+        let (user, lookalike) = ("zo\u{EB}", "zoe\u{308}")
+        let harness = try await Harness.make(userId: user)
+        let collection = try await harness.manager.messageCollection(channelURL: Harness.channel)
+        for (reqId, sender) in [("host-bob", "bob"), ("host-lookalike", lookalike)] {
+            let theirs = Message(
+                reqId: reqId, channelURL: Harness.channel, senderId: sender, text: "x", createdAt: 1, syncState: .syncing)
+            #expect(await errorCode { try await collection.appendMessage(theirs) } == .invalidParameter, "\(reqId)")
+        }
+        #expect(try harness.outbox().isEmpty, "nothing was queued")
+        for (reqId, sender) in [("host-own", user), ("host-unnamed", "")] {
+            try await collection.appendMessage(
+                Message(reqId: reqId, channelURL: Harness.channel, senderId: sender, text: "x", createdAt: 1, syncState: .syncing))
+        }
+        let pending = await collection.pendingMessages
+        #expect(pending.map(\.reqId).sorted() == ["host-own", "host-unnamed"])
+        #expect(pending.allSatisfy { $0.senderId.utf8.elementsEqual(user.utf8) })
+    }
+
     /// A deletion the host made through its own SDK, named with a channel URL holding a
     /// NUL: GRDB would bind that URL cut at the NUL and delete another channel's message.
     @Test func aHostDeletionWithANulInItsChannelIsRefusedAndDeletesNothing() async throws {

@@ -173,7 +173,9 @@ public final class MessageCollection: Sendable {
     // MARK: - Messages the host sends itself (Guarantees: Host-sent messages)
 
     /// Shows a message the app is sending through its own SDK as pending
-    /// (`.pending(.insert)`). Its `reqId` must be set (and hold no NUL); ChatSync never sends it, only
+    /// (`.pending(.insert)`). Its `reqId` must be set (and hold no NUL), and its `senderId`
+    /// be empty (the user is filled in) or the user's own, byte for byte; anything else is
+    /// ``SyncManagerError/Code/invalidParameter``. ChatSync never sends it, only
     /// resolves it by `reqId` (here, by real-time echo, by sync, or after a relaunch).
     /// One whose echo came before the call is not added: it shows as succeeded already.
     /// One whose answer the host handed over before the call is resolved with it at once.

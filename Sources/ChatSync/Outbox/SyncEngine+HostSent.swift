@@ -10,6 +10,11 @@ extension SyncEngine {
         guard message.syncState.isPending else {
             throw SyncManagerError(.invalidParameter, "only a pending message can be appended (it is \(message.syncState))")
         }
+        // The user's own message: the pending lists and the resend policy are the user's,
+        // and its echo, from someone else, would be no echo of it.
+        guard message.senderId.isEmpty || message.senderId.hasSameBytes(as: userId) else {
+            throw SyncManagerError(.invalidParameter, "an appended message is the user's own, not \(message.senderId)'s")
+        }
         // The host's SDK may have sent it before the app appended it, and its echo (or a
         // sync) come first: it shows as succeeded already, and a pending copy would list it
         // twice and wait for an echo that came. Nothing is added.
