@@ -2,7 +2,7 @@ import ChatSync
 
 /// The open WebSocket connections, by user, and the real-time events sent to them.
 actor EventHub {
-    private var connections: [String: [Int: AsyncStream<ServiceEvent>.Continuation]] = [:]
+    private var connections: [UserKey: [Int: AsyncStream<ServiceEvent>.Continuation]] = [:]
     private var nextId = 0
 
     /// Registers a connection of `user`; answers its id and the events to send it.
@@ -10,16 +10,16 @@ actor EventHub {
         let (stream, continuation) = AsyncStream<ServiceEvent>.makeStream()
         let id = nextId
         nextId += 1
-        connections[user, default: [:]][id] = continuation
+        connections[UserKey(user), default: [:]][id] = continuation
         return (id, stream)
     }
 
     func disconnect(_ user: String, _ id: Int) {
-        connections[user]?.removeValue(forKey: id)?.finish()
+        connections[UserKey(user)]?.removeValue(forKey: id)?.finish()
     }
 
     func send(_ event: ServiceEvent, to users: some Sequence<String>) {
-        for user in Set(users) {
+        for user in Set(users.map(UserKey.init)) {
             for continuation in (connections[user] ?? [:]).values { continuation.yield(event) }
         }
     }

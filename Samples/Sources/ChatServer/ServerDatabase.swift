@@ -60,10 +60,10 @@ final class ServerDatabase: Sendable {
         try Int64.fetchOne(db, sql: "SELECT IFNULL(MAX(seq), 0) FROM change_log") ?? 0
     }
 
-    private static func logChannel(_ db: Database, _ url: String, users: Set<String>) throws {
+    private static func logChannel(_ db: Database, _ url: String, users: [String]) throws {
         try db.execute(
             sql: "INSERT INTO change_log (channel_url, users) VALUES (?, ?)",
-            arguments: [url, users.sorted().joined(separator: "\n")])
+            arguments: [url, users.distinctUsers().joined(separator: "\n")])
     }
 
     // MARK: - Users
@@ -101,7 +101,7 @@ final class ServerDatabase: Sendable {
     /// The channel, after checking that it exists and that `user` is a member.
     private static func memberChannel(_ db: Database, _ url: String, _ user: String) throws -> Channel {
         guard let channel = try channel(db, url) else { throw ServerError.notFound("no channel \(url)") }
-        guard channel.memberIds.contains(user) else { throw ServerError.forbidden("\(user) is not a member of \(url)") }
+        guard channel.memberIds.containsUser(user) else { throw ServerError.forbidden("\(user) is not a member of \(url)") }
         return channel
     }
 
@@ -116,31 +116,8 @@ final class ServerDatabase: Sendable {
             for member in members {
                 try db.execute(sql: "INSERT OR IGNORE INTO member (channel_url, user_id) VALUES (?, ?)", arguments: [url, member])
             }
-            try Self.logChannel(db, url, users: Set(members))
+            try Self.logChannel(db, url, users: members)
             return try Self.channel(db, url)!
-        }
-    }
-
-    /// Applies a change to a channel and logs it for everyone who was or is a member.
-    func changeChannel(_ url: String, _ change: @Sendable (Database) throws -> Void) throws -> (Channel?, notify: Set<String>) {
-        try writer.write { db in
-            guard let before = try Self.channel(db, url) else { throw ServerError.notFound("no channel \(url)") }
-            try change(db)
-            try db.execute(sql: "UPDATE channel SET updated_at = ? WHERE url = ?", arguments: [try Self.tick(db), url])
-            let after = try Self.channel(db, url)
-            let users = Set(before.memberIds).union(after?.memberIds ?? [])
-            try Self.logChannel(db, url, users: users)
-            return (after, users)
-        }
-    }
-
-    func deleteChannel(_ url: String) throws -> Set<String> {
-        try writer.write { db in
-            guard let channel = try Self.channel(db, url) else { throw ServerError.notFound("no channel \(url)") }
-            try db.execute(sql: "DELETE FROM channel WHERE url = ?", arguments: [url])
-            try db.execute(sql: "DELETE FROM message WHERE channel_url = ?", arguments: [url])
-            try Self.logChannel(db, url, users: Set(channel.memberIds))
-            return Set(channel.memberIds)
         }
     }
 
@@ -171,7 +148,7 @@ final class ServerDatabase: Sendable {
             var urls: [String] = []
             var last = since
             var hasMore = false
-            for row in rows where (row["users"] as String? ?? "").split(separator: "\n").contains(Substring(user)) {
+            for row in rows where (row["users"] as String? ?? "").split(separator: "\n").map(String.init).containsUser(user) {
                 let url: String = row["channel_url"]
                 if !urls.contains(url) {
                     if urls.count == max(1, limit) { hasMore = true; break }
@@ -183,7 +160,7 @@ final class ServerDatabase: Sendable {
             var updated: [Channel] = []
             var deleted: [String] = []
             for url in urls {
-                if let channel = try Self.channel(db, url), channel.memberIds.contains(user) {
+                if let channel = try Self.channel(db, url), channel.memberIds.containsUser(user) {
                     updated.append(channel)
                 } else {
                     deleted.append(url)
@@ -235,7 +212,7 @@ final class ServerDatabase: Sendable {
                     request.data, fileJSON, request.parentMessageId, now, now,
                 ])
             let id = db.lastInsertedRowID
-            try Self.logChannel(db, request.channelURL, users: Set(channel.memberIds))
+            try Self.logChannel(db, request.channelURL, users: channel.memberIds)
             let row = try Row.fetchOne(db, sql: "SELECT * FROM message WHERE message_id = ?", arguments: [id])!
             return (Self.message(from: row), true, channel.memberIds)
         }
@@ -352,7 +329,7 @@ final class ServerDatabase: Sendable {
                     arguments: [channelURL, messageId])
             else { throw ServerError.notFound("no message \(messageId) in \(channelURL)") }
             var message = Self.message(from: row)
-            if let user, message.senderId != user { throw ServerError.forbidden("\(user) may only change their own messages") }
+            if let user, !message.senderId.isSameUser(as: user) { throw ServerError.forbidden("\(user) may only change their own messages") }
             message.updatedAt = try Self.tick(db)
             if let text {
                 message.text = text
@@ -366,7 +343,7 @@ final class ServerDatabase: Sendable {
             try db.execute(sql: "INSERT INTO change_log (channel_url, message_id) VALUES (?, ?)", arguments: [channelURL, messageId])
             // A deletion may change the channel's last message; an edit of it changes its preview.
             if text == nil || channel.lastMessage?.messageId == messageId {
-                try Self.logChannel(db, channelURL, users: Set(channel.memberIds))
+                try Self.logChannel(db, channelURL, users: channel.memberIds)
             }
             if let operationId {
                 try db.execute(sql: "INSERT INTO operation (id, message_id) VALUES (?, ?)", arguments: [operationId, messageId])

@@ -226,6 +226,48 @@ struct LoopbackTests {
         }
     }
 
+    /// Ids that Swift's `==` takes for one (zoë with a precomposed ë, and with an e and a
+    /// combining diaeresis) are two users to the server, as to any service: the second is
+    /// no member of the first's channel and may not change her messages (their events:
+    /// `EventHubTests`).
+    @Test func usersWhoseIdsSpellAlikeAreTwoUsers() async throws {
+        try await withWorld { world in
+            let (composed, decomposed) = ("zo\u{EB}", "zoe\u{308}")
+            let composedService = HTTPChatService(
+                baseURL: world.running.baseURL, token: try world.server.addUser(composed), timeout: .seconds(5),
+                maxBackoff: .milliseconds(300))
+            let decomposedService = HTTPChatService(
+                baseURL: world.running.baseURL, token: try world.server.addUser(decomposed), timeout: .seconds(5),
+                maxBackoff: .milliseconds(300))
+            _ = try await world.server.createChannel("hers", members: [composed, "bob"])
+            _ = try await world.server.createChannel("both", members: [composed, decomposed, "bob"])
+            #expect(try await decomposedService.fetchChannels(ChannelPageQuery()).channels.map(\.channelURL) == ["both"])
+            do {
+                _ = try await decomposedService.fetchMessages(
+                    MessageQuery(channelURL: "hers", timestamp: .max, prevLimit: 10, nextLimit: 0))
+                Issue.record("the other zoë must not read")
+            } catch let error as ChatServiceError {
+                #expect(error.code == .forbidden)
+            }
+            let hers = try await composedService.sendMessage(
+                SendMessageRequest(reqId: "r1", channelURL: "both", kind: .text, text: "mine"))
+            for change in ["edit", "delete"] {
+                do {
+                    if change == "edit" {
+                        _ = try await decomposedService.updateMessage(
+                            channelURL: "both", messageId: hers.messageId, text: "x", operationId: "e1")
+                    } else {
+                        try await decomposedService.deleteMessage(channelURL: "both", messageId: hers.messageId, operationId: "d1")
+                    }
+                    Issue.record("the other zoë must not \(change) her message")
+                } catch let error as ChatServiceError {
+                    #expect(error.code == .forbidden)
+                }
+            }
+            #expect(try world.server.messages(in: "both").map(\.text) == ["mine"])
+        }
+    }
+
     @Test func malformedRequestsAreRefusedWithoutSideEffects() async throws {
         try await withWorld { world in
             let raw = RawClient(baseURL: world.running.baseURL)
