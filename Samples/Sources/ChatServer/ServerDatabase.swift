@@ -329,7 +329,9 @@ final class ServerDatabase: Sendable {
                     arguments: [channelURL, messageId])
             else { throw ServerError.notFound("no message \(messageId) in \(channelURL)") }
             var message = Self.message(from: row)
-            if let user, !message.senderId.isSameUser(as: user) { throw ServerError.forbidden("\(user) may only change their own messages") }
+            if let user, !message.senderId.isSameUser(as: user) {
+                throw ServerError.forbidden("\(user) may only change their own messages")
+            }
             message.updatedAt = try Self.tick(db)
             if let text {
                 message.text = text
