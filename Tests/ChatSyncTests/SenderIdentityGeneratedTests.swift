@@ -45,7 +45,8 @@ struct SenderIdentityGeneratedTests {
         var alone = 0, inRuns = 0
         /// Stretches of messages the engine applied as one run.
         var runs = 0
-        /// Edits and deletions of the lookalike's messages refused.
+        /// Edits and deletions of the lookalike's messages, and appends of messages from
+        /// her, refused.
         var refused = 0
     }
 
@@ -71,7 +72,7 @@ struct SenderIdentityGeneratedTests {
         var log = ["batches of \(batchSize)"]
         let context = Self.seeds.describe(seed)
         for step in 0..<24 {
-            switch Int.random(in: 0..<12, using: &random) {
+            switch Int.random(in: 0..<13, using: &random) {
             case 0...2:
                 // One message at a time: each is handled alone.
                 let message = try await server.post(
@@ -108,6 +109,22 @@ struct SenderIdentityGeneratedTests {
                 online.toggle()
                 await server.setOnline(online, for: user)
                 log.append(online ? "online" : "offline")
+            case 10:
+                // The app hands over a message its own SDK sends: the user's own, or unnamed.
+                guard let view = views.randomElement(using: &random) else { continue }
+                let sender = (senders + [""]).randomElement(using: &random)!
+                let own = sender.isEmpty || sender.utf8.elementsEqual(user.utf8)
+                let message = Message(
+                    reqId: "host-\(step)", channelURL: Harness.channel, senderId: sender, text: "host \(step)", createdAt: 1,
+                    syncState: .syncing)
+                do {
+                    try await view.collection.appendMessage(message)
+                    try #require(own, "\(context) step \(step): a message from \(spelling(sender)) was appended as the user's")
+                } catch let error as SyncManagerError {
+                    try #require(!own && error.code == .invalidParameter, "\(context) step \(step): \(error)")
+                    if sender.utf8.elementsEqual(lookalike.utf8) { taken.refused += 1 }
+                }
+                log.append("append from \(spelling(sender))")
             default:
                 let filters = [MessageFilter(), MessageFilter(senderIds: [lookalike]), MessageFilter(senderIds: [user])]
                 let filter = filters.randomElement(using: &random)!
