@@ -7,8 +7,9 @@ import Testing
 /// A user whose id another member's id spells alike: zoë with a precomposed ë is this
 /// manager's user, zoë with an e and a combining diaeresis is someone else. Swift's `==`
 /// takes the two for one; a service, like the cache's SQL, takes them for two users.
-/// Messages of the other zoë must give `.newMessage` (one at a time and in runs), and
-/// edits and deletions of them must be refused as not the user's own, on and off line.
+/// Messages of the other zoë must give `.newMessage` (one at a time and in runs); edits
+/// and deletions of them, and appends of messages from her, must be refused as not the
+/// user's own, on and off line, while the user's own go through to the service.
 @Suite("Sender identity, generated", .capturingLogs)
 struct SenderIdentityGeneratedTests {
     static let seeds = ScheduleSeeds.senderIdentity
