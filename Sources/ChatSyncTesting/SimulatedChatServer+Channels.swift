@@ -44,7 +44,7 @@ extension SimulatedChatServer {
     /// Removes a member (as if they left); they get `.channelRemoved`, the others an update.
     public func removeMember(_ userId: String, from channelURL: String) throws {
         try mutateChannel(channelURL, alsoNotify: [userId]) { channel in
-            channel.memberIds.removeAll { $0.isSameUser(as: userId) }
+            channel.memberIds.removeAll { UserKey($0) == UserKey(userId) }
         }
         broadcast(.channelRemoved(channelURL: channelURL), to: [userId])
     }

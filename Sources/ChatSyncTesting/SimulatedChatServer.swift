@@ -253,7 +253,7 @@ public actor SimulatedChatServer {
             channelStates[channelURL] = state
             throw ChatServiceError.permanent(.notFound, "no message \(messageId) in \(channelURL)")
         }
-        if let userId, !state.messages[index].senderId.isSameUser(as: userId) {
+        if let userId, !state.messages[index].isSent(by: userId) {
             channelStates[channelURL] = state
             throw ChatServiceError.permanent(.forbidden, "\(userId) may only edit their own messages")
         }
@@ -277,7 +277,7 @@ public actor SimulatedChatServer {
             channelStates[channelURL] = state
             throw ChatServiceError.permanent(.notFound, "no message \(messageId) in \(channelURL)")
         }
-        if let userId, !state.messages[index].senderId.isSameUser(as: userId) {
+        if let userId, !state.messages[index].isSent(by: userId) {
             channelStates[channelURL] = state
             throw ChatServiceError.permanent(.forbidden, "\(userId) may only delete their own messages")
         }

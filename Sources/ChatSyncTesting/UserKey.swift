@@ -14,15 +14,8 @@ struct UserKey: Hashable, Comparable, Sendable {
     static func < (lhs: UserKey, rhs: UserKey) -> Bool { lhs.bytes.lexicographicallyPrecedes(rhs.bytes) }
 }
 
-extension String {
-    /// Whether the two ids name the same user to a service (the same bytes).
-    func isSameUser(as other: String) -> Bool { utf8.elementsEqual(other.utf8) }
-}
-
 extension Channel {
-    /// Whether `userId` is a member, by the bytes of the id.
-    func hasMember(_ userId: String) -> Bool { memberIds.contains { $0.isSameUser(as: userId) } }
-
-    /// The members, as the server keys its per-user state.
+    /// The members, as the server keys its per-user state (``Channel/hasMember(_:)``
+    /// answers whether one is a member).
     var memberKeys: Set<UserKey> { Set(memberIds.map(UserKey.init)) }
 }

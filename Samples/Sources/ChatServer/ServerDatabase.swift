@@ -101,7 +101,7 @@ final class ServerDatabase: Sendable {
     /// The channel, after checking that it exists and that `user` is a member.
     private static func memberChannel(_ db: Database, _ url: String, _ user: String) throws -> Channel {
         guard let channel = try channel(db, url) else { throw ServerError.notFound("no channel \(url)") }
-        guard channel.memberIds.containsUser(user) else { throw ServerError.forbidden("\(user) is not a member of \(url)") }
+        guard channel.hasMember(user) else { throw ServerError.forbidden("\(user) is not a member of \(url)") }
         return channel
     }
 
@@ -148,7 +148,8 @@ final class ServerDatabase: Sendable {
             var urls: [String] = []
             var last = since
             var hasMore = false
-            for row in rows where (row["users"] as String? ?? "").split(separator: "\n").map(String.init).containsUser(user) {
+            for row in rows
+            where (row["users"] as String? ?? "").split(separator: "\n").contains(where: { $0.utf8.elementsEqual(user.utf8) }) {
                 let url: String = row["channel_url"]
                 if !urls.contains(url) {
                     if urls.count == max(1, limit) { hasMore = true; break }
@@ -160,7 +161,7 @@ final class ServerDatabase: Sendable {
             var updated: [Channel] = []
             var deleted: [String] = []
             for url in urls {
-                if let channel = try Self.channel(db, url), channel.memberIds.containsUser(user) {
+                if let channel = try Self.channel(db, url), channel.hasMember(user) {
                     updated.append(channel)
                 } else {
                     deleted.append(url)
@@ -329,7 +330,7 @@ final class ServerDatabase: Sendable {
                     arguments: [channelURL, messageId])
             else { throw ServerError.notFound("no message \(messageId) in \(channelURL)") }
             var message = Self.message(from: row)
-            if let user, !message.senderId.isSameUser(as: user) {
+            if let user, !message.isSent(by: user) {
                 throw ServerError.forbidden("\(user) may only change their own messages")
             }
             message.updatedAt = try Self.tick(db)

@@ -2,7 +2,7 @@
 // cache's SQL, which compares them byte for byte; Swift's `==` compares strings by
 // canonical equivalence, so "zo\u{EB}" and "zoe\u{308}" are equal to it. Every check that
 // must agree with a query of the cache, or with a service (whose message is the
-// user's own), compares through these.
+// user's own: UserIdentity.swift), compares through these.
 
 extension String {
     /// Whether the two strings have the same UTF-8 bytes (not only equal to Swift).

@@ -12,7 +12,7 @@ extension SyncEngine {
         }
         // The user's own message: the pending lists and the resend policy are the user's,
         // and its echo, from someone else, would be no echo of it.
-        guard message.senderId.isEmpty || message.senderId.hasSameBytes(as: userId) else {
+        guard message.senderId.isEmpty || message.isSent(by: userId) else {
             throw SyncManagerError(.invalidParameter, "an appended message is the user's own, not \(message.senderId)'s")
         }
         // The host's SDK may have sent it before the app appended it, and its echo (or a

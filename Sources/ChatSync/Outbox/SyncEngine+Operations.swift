@@ -14,7 +14,7 @@ extension SyncEngine {
         guard let message = found else {
             throw SyncManagerError(.invalidParameter, "message \(messageId) of \(channelURL) is not in the cache")
         }
-        guard message.senderId.hasSameBytes(as: userId) else {
+        guard message.isSent(by: userId) else {
             throw SyncManagerError(.invalidParameter, "message \(messageId) was sent by \(message.senderId), not \(userId)")
         }
         guard !pendingWrites.isBeingDeleted(channelURL: channelURL, messageId: messageId) else {

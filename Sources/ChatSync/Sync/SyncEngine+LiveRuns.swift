@@ -65,7 +65,7 @@ extension SyncEngine {
                     landed?.contains($0.sortKey) == true && view.covers($0.sortKey, followingLive: following)
                 }
                 if !shown.isEmpty { view.insert(shown, growing: .next) }
-                for message in matching where !message.senderId.hasSameBytes(as: userId) { view.emit(.newMessage(message)) }
+                for message in matching where !message.isSent(by: userId) { view.emit(.newMessage(message)) }
             }
         } catch {
             logger.error("could not store \(stretch.count) real-time messages: \(error)")

@@ -50,7 +50,7 @@ extension SyncEngine {
                 if cached, view.covers(received.sortKey, followingLive: try isFollowingLive(view)) {
                     view.insert([received], growing: .next)
                 }
-                if !received.senderId.hasSameBytes(as: userId) { view.emit(.newMessage(received)) }
+                if !received.isSent(by: userId) { view.emit(.newMessage(received)) }
             }
         } catch {
             logger.error("could not store a real-time message: \(error)")
