@@ -9,7 +9,9 @@ import Testing
 /// takes the two for one; a service, like the cache's SQL, takes them for two users.
 /// Messages of the other zoë must give `.newMessage` (one at a time and in runs); edits
 /// and deletions of them, and appends of messages from her, must be refused as not the
-/// user's own, on and off line, while the user's own go through to the service.
+/// user's own, on and off line, while the user's own go through to the service; the
+/// other zoë may not open zoë's cache file; and the other zoë's own manager, always
+/// online, hears of every live message but hers, whatever zoë's connection does.
 @Suite("Sender identity, generated", .capturingLogs)
 struct SenderIdentityGeneratedTests {
     static let seeds = ScheduleSeeds.senderIdentity
@@ -36,7 +38,7 @@ struct SenderIdentityGeneratedTests {
         // expected alone and in bursts, bursts the engine applied as runs, and changes of
         // the lookalike's messages refused. (A few seeds may miss one; a batch may not.)
         if Self.seeds.batch(batch, of: 2).count >= 20 {
-            #expect(taken.alone > 0 && taken.inRuns > 0 && taken.runs > 0 && taken.refused > 0, "\(taken)")
+            #expect(taken.alone > 0 && taken.inRuns > 0 && taken.runs > 0 && taken.refused > 0 && taken.mismatches > 0, "\(taken)")
         }
     }
 
@@ -49,13 +51,19 @@ struct SenderIdentityGeneratedTests {
         /// Edits and deletions of the lookalike's messages, and appends of messages from
         /// her, refused.
         var refused = 0
+        /// Opens of zoë's cache by the other zoë, refused.
+        var mismatches = 0
     }
 
     private static func schedule(_ seed: UInt64, _ taken: inout PathsTaken) async throws {
         var random = SeededGenerator(seed: seed)
         let batchSize = Int.random(in: 3...20, using: &random)
+        // On a file, so that the other zoë can try to open zoë's cache.
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.path("cache.sqlite")
         let harness = try await Harness.make(
-            seed: seed, userId: user,
+            seed: seed, userId: user, databasePath: path,
             configure: {
                 $0.syncBatchSize = batchSize
                 $0.logger = Logger(label: "sender-identity-\(seed)")
@@ -66,6 +74,18 @@ struct SenderIdentityGeneratedTests {
             try await server.post(.text("h\(index)"), from: senders.randomElement(using: &random)!, to: Harness.channel)
         }
         await harness.online()
+        // The other zoë runs her own manager, always online, with one view: she must hear
+        // of every live message but her own, whatever zoë's connection does.
+        let other = Harness(
+            server: server,
+            manager: try await SyncManager(
+                userId: lookalike, service: server.service(for: lookalike), databasePath: nil, options: harness.options),
+            userId: lookalike, path: nil, options: harness.options)
+        await other.online()
+        let othersCollection = try await other.manager.messageCollection(channelURL: Harness.channel, limit: 20)
+        var othersView = View(collection: othersCollection, recorder: EventRecorder(), filter: MessageFilter())
+        await othersCollection.setHandler(othersView.recorder)
+        _ = try? await othersCollection.fetchSucceededMessages(.previous)
         var online = true
         var views: [View] = []
         /// The user's own changes, by message id: the text it must end with, `nil` deleted.
@@ -73,12 +93,13 @@ struct SenderIdentityGeneratedTests {
         var log = ["batches of \(batchSize)"]
         let context = Self.seeds.describe(seed)
         for step in 0..<24 {
-            switch Int.random(in: 0..<13, using: &random) {
+            switch Int.random(in: 0..<14, using: &random) {
             case 0...2:
                 // One message at a time: each is handled alone.
                 let message = try await server.post(
                     .text("p\(step)"), from: senders.randomElement(using: &random)!, to: Harness.channel)
                 if online { taken.alone += expect(message, in: &views) }
+                expect(message, in: &othersView, of: lookalike)
                 log.append("post from \(spelling(message.senderId))")
             case 3...4:
                 // A burst: the engine takes the queued messages as one run.
@@ -91,6 +112,7 @@ struct SenderIdentityGeneratedTests {
                     }
                 }
                 if online { for message in posted { taken.inRuns += expect(message, in: &views) } }
+                for message in posted { expect(message, in: &othersView, of: lookalike) }
                 log.append("burst of \(posted.count)")
             case 5...7:
                 guard let view = views.randomElement(using: &random),
@@ -126,6 +148,18 @@ struct SenderIdentityGeneratedTests {
                     if sender.utf8.elementsEqual(lookalike.utf8) { taken.refused += 1 }
                 }
                 log.append("append from \(spelling(sender))")
+            case 11:
+                // The other zoë signs in on this device while zoë's manager runs: the cache
+                // is not hers.
+                do {
+                    let intruder = try await SyncManager(userId: lookalike, service: server.service(for: lookalike), databasePath: path)
+                    await intruder.close()
+                    try #require(Bool(false), "\(context) step \(step): the other zoë opened zoë's cache")
+                } catch let error as SyncManagerError {
+                    try #require(error.code == .userMismatch, "\(context) step \(step): \(error)")
+                    taken.mismatches += 1
+                }
+                log.append("the other zoë opens the cache")
             default:
                 let filters = [MessageFilter(), MessageFilter(senderIds: [lookalike]), MessageFilter(senderIds: [user])]
                 let filter = filters.randomElement(using: &random)!
@@ -139,7 +173,8 @@ struct SenderIdentityGeneratedTests {
                 log.append("open \(filter.senderIds?.map { spelling($0) } ?? ["all"])")
             }
             await harness.settle()
-            for view in views {
+            await other.settle()
+            for view in views + [othersView] {
                 try #require(
                     view.recorder.newMessages.map(\.messageId) == view.expected,
                     "\(context) step \(step): .newMessage for exactly the others' live messages, \(log.suffix(8))")
@@ -161,6 +196,7 @@ struct SenderIdentityGeneratedTests {
         try #require(try engine.store.operations().isEmpty, "\(context): edits or deletions left in the outbox")
         taken.runs += await engine.liveStretchesApplied
         await harness.manager.close()
+        await other.manager.close()
     }
 
     /// A live message of someone else that a view's filter takes must give it `.newMessage`;
@@ -173,6 +209,11 @@ struct SenderIdentityGeneratedTests {
             expected += 1
         }
         return message.senderId.utf8.elementsEqual(lookalike.utf8) ? expected : 0
+    }
+
+    /// The other zoë's view: every live message but her own gives it `.newMessage`.
+    private static func expect(_ message: Message, in view: inout View, of owner: String) {
+        if !message.senderId.utf8.elementsEqual(owner.utf8) { view.expected.append(message.messageId) }
     }
 
     /// Whether a view with `filter` (everything, or some senders) takes `message`: decided
