@@ -31,13 +31,17 @@ public final class SyncManager: Sendable {
     ///     changes the other's messages.
     ///   - service: the backend, through which every request and real-time event passes.
     ///   - databasePath: the cache file, created when missing; `nil` keeps
-    ///     the cache in memory.
+    ///     the cache in memory. One manager has a file open at a time (a lock file,
+    ///     `<path>-lock`, beside it says which): a manager keeps what it knows of its file
+    ///     in memory, and would not see another's writes.
     ///   - options: limits and policies, validated here.
     /// - Throws: ``SyncManagerError`` with ``SyncManagerError/Code/invalidParameter``
     ///   for an empty user id or an option out of range,
     ///   ``SyncManagerError/Code/userMismatch`` for another user's cache,
     ///   ``SyncManagerError/Code/corruptDatabase`` for a damaged file, and
-    ///   ``SyncManagerError/Code/databaseIO`` for a schema newer than this library.
+    ///   ``SyncManagerError/Code/databaseIO`` for a file another manager has open (in this
+    ///   process or another; close that one first), a lock file that cannot be made (a
+    ///   missing directory), or a schema newer than this library.
     public init(
         userId: String, service: any ChatService, databasePath: String?, options: SyncManagerOptions = .init()
     ) async throws {

@@ -59,7 +59,17 @@ struct Harness {
     }
 
     /// Closes the manager and opens a new one on the same database, as an app relaunch does.
+    ///
+    /// Every relaunch of a file whose manager is still open first checks that the file is
+    /// that manager's alone: a second manager (the same user signing in twice, or the app
+    /// and an extension of it) is refused while it runs, and the running one is left as it was.
     mutating func relaunch() async throws {
+        if let path, await !manager.engine.isClosed {
+            let code = await errorCode {
+                _ = try await SyncManager(userId: userId, service: NeverService(), databasePath: path, options: options)
+            }
+            try #require(code == .databaseIO, "a second manager opened a cache file that one has open (\(String(describing: code)))")
+        }
         await manager.close()
         try await reopen()
     }

@@ -46,6 +46,39 @@ struct LifecycleTests {
         await again.close()
     }
 
+    /// One manager per cache file: a second one, of the same user or another, is refused
+    /// while the first is open, and the first goes on working; once it closes, the file
+    /// opens again with everything the first wrote. A refused or failed open does not take
+    /// the file from its holder, nor keep it from the next manager.
+    @Test func aCacheFileOpenInOneManagerIsRefusedToASecond() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        let path = dir.path("cache.sqlite")
+        let first = try await SyncManager(userId: "alice", service: NeverService(), databasePath: path)
+        for user in ["alice", "alice", "bob"] {
+            let error = await errorCode { _ = try await SyncManager(userId: user, service: NeverService(), databasePath: path) }
+            #expect(error == .databaseIO, "\(user) opened a cache another manager has open")
+        }
+        let sent = try await first.sendMessage(.text("still mine"), channelURL: "general")
+        await first.close()
+        #expect(
+            await errorCode { _ = try await SyncManager(userId: "bob", service: NeverService(), databasePath: path) } == .userMismatch)
+        let second = try await SyncManager(userId: "alice", service: NeverService(), databasePath: path)
+        #expect(try second.engine.store.outboxEntries().map(\.reqId) == [sent.reqId])
+        #expect(FileManager.default.fileExists(atPath: CacheFileLock.lockPath(forDatabaseAt: path)))
+        await second.close()
+    }
+
+    /// A lock file that cannot be made (its directory is missing) is a clear `.databaseIO`,
+    /// not a crash, and leaves nothing behind.
+    @Test func aCacheInAMissingDirectoryIsADatabaseError() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        let path = dir.path("missing/cache.sqlite")
+        #expect(await errorCode { _ = try await SyncManager(userId: "alice", service: NeverService(), databasePath: path) } == .databaseIO)
+        #expect(!FileManager.default.fileExists(atPath: dir.path("missing")))
+    }
+
     @Test func connectionStateFollowsTheService() async throws {
         let server = SimulatedChatServer()
         try await server.createChannel("general", members: ["alice"])

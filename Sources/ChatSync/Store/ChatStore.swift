@@ -17,21 +17,27 @@ final class ChatStore: Sendable {
     let userId: String
     /// Checkpoints the write-ahead log off the writer's thread; `nil` for an in-memory cache.
     private let checkpointer: WALCheckpointer?
+    /// Keeps the file to this store until it closes; `nil` for an in-memory cache.
+    private let fileLock: CacheFileLock?
 
-    private init(writer: any DatabaseWriter, path: String?, userId: String, checkpointer: WALCheckpointer?) {
+    private init(
+        writer: any DatabaseWriter, path: String?, userId: String, checkpointer: WALCheckpointer?, fileLock: CacheFileLock?
+    ) {
         self.writer = writer
         self.path = path
         self.userId = userId
         self.checkpointer = checkpointer
+        self.fileLock = fileLock
     }
 
     // MARK: - Opening
 
     /// Opens (or creates) the cache of `userId`.
     ///
-    /// Checks, in this order and before anything is written: the file looks like a
-    /// whole SQLite database; it belongs to `userId`; its schema is not newer than
-    /// this library's. Then it migrates the schema.
+    /// Checks, in this order and before anything is written: no other store has the file
+    /// open (``CacheFileLock``); the file looks like a whole SQLite database; it belongs
+    /// to `userId`; its schema is not newer than this library's. Then it migrates the schema.
+    /// A failed open releases the file again.
     static func open(path: String?, userId: String, walLimits: WALCheckpointer.Limits = .init()) throws -> ChatStore {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
@@ -49,6 +55,8 @@ final class ChatStore: Sendable {
             }
             try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536")
         }
+        // Locked first: a second manager must not even read a file whose owner writes it.
+        let fileLock = try path.map { try CacheFileLock.acquire(forDatabaseAt: $0) }
         if let path { try DatabaseFileCheck.validate(path: path) }
         let writer: any DatabaseWriter
         let checkpointer: WALCheckpointer?
@@ -67,7 +75,7 @@ final class ChatStore: Sendable {
             try? writer.close()
             throw mapped(error, while: "opening the cache")
         }
-        let store = ChatStore(writer: writer, path: path, userId: userId, checkpointer: checkpointer)
+        let store = ChatStore(writer: writer, path: path, userId: userId, checkpointer: checkpointer, fileLock: fileLock)
         do {
             try store.checkOwnerAndVersion()
             try StoreSchema.migrator.migrate(writer)
@@ -146,6 +154,7 @@ final class ChatStore: Sendable {
             _ = try db.checkpoint(.truncate)
         }
         try? writer.close()
+        fileLock?.release()  // last: the next manager may open the file now
     }
 
     // MARK: - Access with error mapping
