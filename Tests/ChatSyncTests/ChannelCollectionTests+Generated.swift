@@ -120,6 +120,11 @@ extension ChannelCollectionTests {
         // A clear of a list that showed channels, not yet checked (made while paused, it is
         // checked at the next settled step online), with the count of refused tokens then.
         var clearOwed: Int?
+        // A flaky link under a list paged to its end: the channel change logs that would
+        // tell of a channel a new message lifts into the list (one the cache never held,
+        // as an empty channel of a list without them) fail once to three times, from a
+        // generator of their own. Once settled online the list shows the channel.
+        var flakyLogs = SeededGenerator(seed: seed &+ 18_000_000)
         for _ in 0..<30 {
             let target = created > 0 ? "c\(Int.random(in: 0..<created, using: &random))" : Harness.channel
             let exists = await harness.server.channel(target).map { $0.memberIds.contains("alice") } ?? false
@@ -183,6 +188,8 @@ extension ChannelCollectionTests {
                 try await harness.manager.clearCache()
                 log.append("clear the cache")
             }
+            let lifted = try await Self.liftUnheldChannelOverAFlakyLink(
+                harness, tokens, collection, created: created, random: &flakyLogs, log: &log)
             if Int.random(in: 0..<4, using: &screens) == 0 {
                 log.append("new model and events read")
                 (model, later) = (await ChannelCollectionModel(collection: collection), ChannelRecorder(collection))
@@ -238,6 +245,14 @@ extension ChannelCollectionTests {
                         "seed \(seed): \(url), deleted or left, keeps its cached history; steps \(log)")
                 }
             }
+            if let lifted, running, await harness.manager.engine.channelListReachedServerEnd(collection.id),
+                let served = await harness.server.channel(lifted), served.hasMember("alice"), query.matches(served)
+            {
+                #expect(
+                    channels.contains { $0.channelURL == lifted },
+                    "seed \(seed): \(lifted), lifted by a new message while the channel change logs failed, is not listed; steps \(log)"
+                )
+            }
             // The list is exactly the head of the cache in its order: changes applied in
             // place never miss a channel the cache holds above the list's end.
             let cached = try harness.manager.engine.store.channels(matching: query).prefix(channels.count)
@@ -263,6 +278,31 @@ extension ChannelCollectionTests {
 }
 
 extension ChannelCollectionTests {
+    /// When the list has paged to the service's end and runs online, one time in three:
+    /// the next one to three channel change-log requests fail, and bob posts in a channel
+    /// of alice's that the cache does not hold. Answers that channel.
+    static func liftUnheldChannelOverAFlakyLink(
+        _ harness: Harness, _ tokens: ChannelTokenRefusing, _ collection: ChannelCollection, created: Int,
+        random: inout SeededGenerator, log: inout [String]
+    ) async throws -> String? {
+        let engine = harness.manager.engine
+        guard await engine.isOnline, await engine.channelListReachedServerEnd(collection.id),
+            Int.random(in: 0..<3, using: &random) == 0
+        else { return nil }
+        var unheld: [String] = []
+        for index in 0..<created {
+            let url = "c\(index)"
+            guard await harness.server.channel(url)?.hasMember("alice") == true, try engine.store.channel(url) == nil else { continue }
+            unheld.append(url)
+        }
+        guard let target = unheld.randomElement(using: &random) else { return nil }
+        let failures = Int.random(in: 1...3, using: &random)
+        await tokens.failNextChangeLogs(failures)
+        try await harness.server.post(.text("lifted"), from: "bob", to: target)
+        log.append("post in \(target), not cached, while \(failures) channel change-log requests fail")
+        return target
+    }
+
     /// A service that refuses every channel change-log token, the ones it just gave too:
     /// the cached channels are dropped once, the lists are not cleared over and over, and
     /// fetches fail with the refusal until the service mends; then paging gives every channel.
@@ -608,7 +648,18 @@ actor ChannelTokenRefusing: ForwardingChatService {
         heldChangeLogs = nil
     }
 
+    /// Transient failures still to give channel change-log requests (see ``failNextChangeLogs(_:)``).
+    private var changeLogFailures = 0
+
+    /// Fails the next `count` channel change-log requests as a flaky link does (a
+    /// transient network error, the service untouched).
+    func failNextChangeLogs(_ count: Int) { changeLogFailures = count }
+
     func channelChangeLogs(token: String?, limit: Int) async throws -> ChannelChangeLogs {
+        if changeLogFailures > 0 {
+            changeLogFailures -= 1
+            throw ChatServiceError.transient(.network, "the link dropped the channel change-log request")
+        }
         if armed || refusesEvery, token != nil {
             armed = false
             refusals += 1

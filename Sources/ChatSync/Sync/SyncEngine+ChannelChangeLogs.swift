@@ -8,9 +8,22 @@ extension SyncEngine {
         runInBackground { engine in await engine.refreshChannelLists() }
     }
 
+    /// Unanswered (a flaky link), the logs stay due and the chain of sync retries asks for
+    /// them again: nothing else would before the next reconnect, and a list paged to its
+    /// end learns only from them of a channel the cache never held that a new message lifts
+    /// into it (the channel-list generator's flaky change logs). Work the service's events
+    /// started, so it joins a chain that goes on rather than starting a count of its own.
     private func refreshChannelLists() async {
         channelLists.startRefresh()
-        do { _ = try await applyChannelChangeLogsIfDue() } catch { logger.warning("channel change logs failed: \(error)") }
+        let connection = epoch
+        do {
+            guard try await !applyChannelChangeLogsIfDue(), !isClosed else { return }
+        } catch {
+            logger.warning("channel change logs failed: \(error)")
+            return
+        }
+        if epoch == connection, syncPasses.joinChain(epoch: connection) { return }
+        scheduleSyncRetry(attempt: 0, epoch: connection)
     }
 
     /// Applies the channel change logs since the stored token, once per connection

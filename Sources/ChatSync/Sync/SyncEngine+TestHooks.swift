@@ -18,6 +18,9 @@ extension SyncEngine {
 
     func endActivitySignals(_ id: Int) { background.stopListening(id) }
 
+    /// Whether the channel list with `id` has paged to the service's last channel.
+    func channelListReachedServerEnd(_ id: Int) -> Bool { channelLists.views[id]?.serverExhausted ?? false }
+
     /// Makes trims take at most `count` messages per step (see ``evictionStepSize``).
     func setEvictionStepSize(_ count: Int) { evictionStepSize = max(count, 1) }
     /// Whether a trim of the cache is running (or about to, in the background).
