@@ -125,6 +125,13 @@ extension ChannelCollectionTests {
         // as an empty channel of a list without them) fail once to three times, from a
         // generator of their own. Once settled online the list shows the channel.
         var flakyLogs = SeededGenerator(seed: seed &+ 18_000_000)
+        // The chat screen: a collection of a channel the list shows, open across steps,
+        // knowing the channel as the list showed it when it opened and then from each
+        // `.channelUpdated`. Once settled online it knows the name the cache learnt,
+        // whatever brought the rename (a real-time event, change logs after a pause, a
+        // page). Drawn apart too.
+        var chatScreens = SeededGenerator(seed: seed &+ 19_000_000)
+        var screen: ChatScreen?
         for _ in 0..<30 {
             let target = created > 0 ? "c\(Int.random(in: 0..<created, using: &random))" : Harness.channel
             let exists = await harness.server.channel(target).map { $0.memberIds.contains("alice") } ?? false
@@ -187,6 +194,24 @@ extension ChannelCollectionTests {
                 if !(await collection.channels.isEmpty), clearOwed == nil { clearOwed = await tokens.refusals }
                 try await harness.manager.clearCache()
                 log.append("clear the cache")
+            }
+            switch Int.random(in: 0..<5, using: &chatScreens) {
+            case 0:
+                await screen?.collection.remove()
+                screen = try await ChatScreen.open(on: (await collection.channels).randomElement(using: &chatScreens), harness.manager)
+                log.append("open the chat screen of \(screen?.channel.channelURL ?? "none")")
+            case 1:
+                await screen?.collection.remove()
+                screen = nil
+                log.append("close the chat screen")
+            case 2 where running:
+                // Renamed while the app was away: only the change logs at the reconnect tell.
+                guard let url = screen?.channel.channelURL, await harness.server.channel(url) != nil else { break }
+                await harness.manager.pauseSync()
+                try await harness.server.updateChannel(url, name: "n\(Int.random(in: 0...50, using: &chatScreens))")
+                await harness.manager.resumeSync()
+                log.append("rename \(url) while paused")
+            default: break
             }
             let lifted = try await Self.liftUnheldChannelOverAFlakyLink(
                 harness, tokens, collection, created: created, random: &flakyLogs, log: &log)
@@ -253,6 +278,14 @@ extension ChannelCollectionTests {
                     "seed \(seed): \(lifted), lifted by a new message while the channel change logs failed, is not listed; steps \(log)"
                 )
             }
+            if running, let screen, let cached = try harness.manager.engine.store.channel(screen.channel.channelURL),
+                let served = await harness.server.channel(cached.channelURL), cached.name == served.name
+            {
+                #expect(
+                    screen.known.name == served.name,
+                    "seed \(seed): the chat screen of \(cached.channelURL) knows it as \(screen.known.name), the cache as \(cached.name); steps \(log)"
+                )
+            }
             // The list is exactly the head of the cache in its order: changes applied in
             // place never miss a channel the cache holds above the list's end.
             let cached = try harness.manager.engine.store.channels(matching: query).prefix(channels.count)
@@ -262,6 +295,7 @@ extension ChannelCollectionTests {
         }
         // Fetching to the end, online, gives every channel the server has for alice (Guarantees: Channel list),
         // however channels moved across the pages' cursor meanwhile.
+        await screen?.collection.remove()
         if !running { await harness.manager.resumeSync() }
         await harness.settle()
         while try await collection.fetch() {}
@@ -274,6 +308,27 @@ extension ChannelCollectionTests {
             "seed \(seed): paged to the end, every channel (\(query)); steps \(log)")
         #expect(recorder.replay() == all, "seed \(seed)")
         await harness.manager.close()
+    }
+}
+
+/// A message collection as a chat screen holds it: with the channel as the list showed it
+/// when the screen opened, kept up to date by `.channelUpdated`.
+struct ChatScreen {
+    let collection: MessageCollection
+    let channel: Channel
+    let recorder: EventRecorder
+
+    static func open(on channel: Channel?, _ manager: SyncManager) async throws -> ChatScreen? {
+        guard let channel else { return nil }
+        let collection = try await manager.messageCollection(channelURL: channel.channelURL)
+        let recorder = EventRecorder()
+        await collection.setHandler(recorder)
+        return ChatScreen(collection: collection, channel: channel, recorder: recorder)
+    }
+
+    /// The channel as the screen knows it now.
+    var known: Channel {
+        recorder.events.compactMap { if case .channelUpdated(let channel) = $0 { channel } else { nil } }.last ?? channel
     }
 }
 

@@ -25,7 +25,7 @@ public protocol MessageCollectionHandler: AnyObject, Sendable {
         reason: FailedMessageEventActionReason)
     /// Another user's message arrived.
     func collection(_ c: MessageCollection, didReceiveNewMessage message: Message)
-    /// The channel changed.
+    /// The channel changed, as the cache now holds it (see ``MessageCollectionEvent/channelUpdated(_:)``).
     func collection(_ c: MessageCollection, didUpdateChannel channel: Channel)
     /// The channel was removed.
     func collection(_ c: MessageCollection, didRemoveChannel channelURL: String)

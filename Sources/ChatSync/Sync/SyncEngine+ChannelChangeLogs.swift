@@ -69,6 +69,7 @@ extension SyncEngine {
                     continue
                 }
                 logs.updated = try keepingWhatTheCacheLearntSince(logs.updated, since: mark)
+                let shown = try cachedCopiesShown(logs.updated)
                 try store.write { db in
                     try ChatStore.upsertChannels(logs.updated, in: db)
                     // Deleted or left: the channel goes with its history, as for a real-time event.
@@ -79,6 +80,7 @@ extension SyncEngine {
                     channelLists.noteChannelChanged(channel.channelURL)
                     reconcileChannelViews(channelURL: channel.channelURL, now: channel)
                 }
+                try announceChannelChanges(cachedBefore: shown)
                 for url in logs.deletedChannelURLs {
                     channelLists.noteRemoved(url)
                     showChannelGone(url)
