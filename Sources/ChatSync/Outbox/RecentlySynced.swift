@@ -83,6 +83,12 @@ struct RecentlySynced {
         }
     }
 
+    /// The request id of the copy remembered at a place, if exactly one is.
+    func reqId(channelURL: String, messageId: Int64) -> String? {
+        guard let reqIds = byAddress[Address(channelURL: channelURL, messageId: messageId)], reqIds.count == 1 else { return nil }
+        return reqIds.first
+    }
+
     /// Whether a copy of a message at any of these places is remembered.
     func remembers(channelURL: String, messageIds: some Sequence<Int64>) -> Bool {
         messageIds.contains { byAddress[Address(channelURL: channelURL, messageId: $0)] != nil }

@@ -112,7 +112,7 @@ extension SyncEngine {
             guard classified.isTransient else { return try fail(entry, failure: classified.failure) }
             let unreachable = classified.code == .network || !isOnline || epoch != epochAtStart
             if !unreachable { entry.attempts += 1 }
-            guard entry.attempts <= options.sendRetryLimit else { return try fail(entry, failure: classified.failure) }
+            guard entry.attempts <= options.sendRetryLimit else { return try await failUnlessStored(entry, failure: classified.failure) }
             entry.message.syncState = .created
             try save(entry)
             logger.debug("send of \(reqId) failed (\(classified)); retrying after \(options.sendRetryInterval)")

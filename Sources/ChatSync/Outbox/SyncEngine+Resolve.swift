@@ -59,6 +59,12 @@ extension SyncEngine {
         {
             message.reqId = awaited.reqId  // an answer names its own request id (checked when it came)
         }
+        if message.reqId.isEmpty, message.isSent(by: userId) {
+            message.reqId = try knownReqId(of: message)
+            // Nothing here names it: it may be a send of this device that failed after the
+            // service stored it (the answer lost, the echo held until after the failure).
+            if message.reqId.isEmpty, isOnline { confirmStoredSendsInBackground(in: message.channelURL) }
+        }
         guard !message.reqId.isEmpty else { return }
         // A request id names a message within one channel: the same id elsewhere, or on
         // another message, is not this device's echo (a confused or hostile service).
@@ -76,6 +82,33 @@ extension SyncEngine {
         try retire(message.reqId, as: message.asSynced)
         keepCorrection(of: entry, answeredWith: message)
         withdraw(entry, reason: .removeResendSucceeded)
+    }
+
+    /// The request id this device knows for a message of the user that arrived without
+    /// one: from the cached copy (its answer, a look-up or a page put it there), else from
+    /// the record of messages synced lately; "" when neither knows it (sent from another
+    /// device). A synced message of this device keeps its request id (API §3.3a): an echo
+    /// without it that came after its answer was resolved (a late echo, one a reconnect
+    /// delivered again) wrote "" over the cached copy and the views' (the outbox model
+    /// generator, with echoes that leave the request id out, found it).
+    private func knownReqId(of message: Message) throws -> String {
+        guard message.reqId.isEmpty, message.isSent(by: userId) else { return message.reqId }
+        if let cached = try store.message(channelURL: message.channelURL, messageId: message.messageId), !cached.reqId.isEmpty {
+            return cached.reqId
+        }
+        return outbox.recentlySynced.reqId(channelURL: message.channelURL, messageId: message.messageId) ?? ""
+    }
+
+    /// `messages` with the request ids this device knows for the user's messages that
+    /// lack one (see ``knownReqId(of:)``): real-time copies held while a page was asked for
+    /// are stored after the page, over the copy it brought with its request id.
+    func withKnownReqIds(_ messages: [Message]) throws -> [Message] {
+        guard messages.contains(where: { $0.reqId.isEmpty && $0.isSent(by: userId) }) else { return messages }
+        return try messages.map { message in
+            var message = message
+            message.reqId = try knownReqId(of: message)
+            return message
+        }
     }
 
     /// Messages of this device that reach the cache by another route than an arrival (a

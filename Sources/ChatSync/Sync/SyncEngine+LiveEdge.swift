@@ -11,7 +11,7 @@ extension SyncEngine {
     /// flight join first. Views that follow the newest messages get what they miss.
     func goLive(_ channelURL: String, at edge: MessageKey) throws {
         var edge = max(edge, channels[channelURL]?.liveEdge ?? edge)
-        let held = (channels[channelURL]?.heldForLive ?? []).filter { $0.sortKey > edge }
+        let held = try withKnownReqIds((channels[channelURL]?.heldForLive ?? []).filter { $0.sortKey > edge })
         channels[channelURL, default: ChannelSyncState()].heldForLive.removeAll()
         if let newest = held.map(\.sortKey).max() {
             try resolveOwnUpdates(held, in: channelURL)

@@ -187,7 +187,7 @@ extension SyncEngine {
     /// the past); without this the range would claim to be complete without it.
     func absorbHeld(_ channelURL: String, within range: Chunk) throws {
         guard let held = channels[channelURL]?.heldForLive, !held.isEmpty else { return }
-        let inside = held.filter { range.contains($0.sortKey) }
+        let inside = try withKnownReqIds(held.filter { range.contains($0.sortKey) })
         guard !inside.isEmpty else { return }
         channels[channelURL]?.heldForLive.removeAll { range.contains($0.sortKey) }
         try resolveOwnUpdates(inside, in: channelURL)

@@ -1,0 +1,90 @@
+import ChatSyncTesting
+import Foundation
+import Testing
+
+@testable import ChatSync
+
+/// A service whose real-time echoes leave the `reqId` out, and a send whose answers are
+/// lost: the echo is the only sign that the service stored it. A synced message of this
+/// device keeps its `reqId` and is listed once (API §3.3, §3.3a); the outbox model
+/// generator walks these paths at random, these are the plainest (an adversarial
+/// tester's cases).
+@Suite("Echoes without reqId", .capturingLogs)
+struct EchoWithoutReqIdTests {
+    /// Under `.manual`, with no retry: the send fails while every answer is lost (its
+    /// look-up's too), so the failed message stands beside its echo for as long as the
+    /// service cannot be asked. Once it can (the next connection) the message is sent,
+    /// and stays so after a relaunch.
+    @Test func aFailedSendTheServiceStoredIsSentOnceItCanBeAsked() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        var harness = try await Harness.make(history: 2, databasePath: dir.path("cache.sqlite")) {
+            $0.messageResendPolicy = .manual
+            $0.sendRetryLimit = 0
+        }
+        await harness.server.setEventsCarryReqId(false)
+        var (collection, recorder) = try await harness.collectionAtTheNewestMessages()
+        try await collection.fetchPendingMessages()
+        try await collection.fetchFailedMessages()
+        await harness.server.setFaults(FaultPlan(loseResponseRate: 1))
+        let sent = try await harness.manager.sendMessage(.text("once"), channelURL: Harness.channel)
+        await harness.settle()
+        await harness.server.setFaults(FaultPlan())
+        #expect(await harness.server.messages(in: Harness.channel).map(\.reqId).contains(sent.reqId), "stored, answers lost")
+        await harness.server.setOnline(false, for: "alice")
+        await harness.settle()
+        await harness.server.setOnline(true, for: "alice")
+        await harness.settle()
+        try await Self.expectListedOnce(sent, in: collection, "after the reconnect")
+        #expect(await harness.manager.message(reqId: sent.reqId)?.syncState == .synced)
+        await checkInvariants(collection, recorder)
+        await collection.remove()
+        try await harness.relaunch()
+        (collection, recorder) = try await harness.collectionAtTheNewestMessages()
+        try await collection.fetchPendingMessages()
+        try await collection.fetchFailedMessages()
+        await harness.settle()
+        try await Self.expectListedOnce(sent, in: collection, "after a relaunch")
+        await checkInvariants(collection, recorder)
+        await harness.manager.close()
+    }
+
+    /// Under `.none`: the send's retries run out while its answers are lost, but its
+    /// look-up is answered: it is sent, not reported dropped.
+    @Test func aSendWhoseAnswerWasLostIsNotDroppedWhenTheServiceHoldsIt() async throws {
+        let (harness, _) = try await Harness.makeWrapped(history: 2) {
+            $0.messageResendPolicy = .none
+            $0.sendRetryLimit = 0
+        } wrapper: { SendAnswersTimingOut(base: $0) }
+        await harness.server.setEventsCarryReqId(false)
+        let (collection, recorder) = try await harness.collectionAtTheNewestMessages()
+        try await collection.fetchPendingMessages()
+        let sent = try await harness.manager.sendMessage(.text("kept"), channelURL: Harness.channel)
+        await harness.settle()
+        try await Self.expectListedOnce(sent, in: collection, "once settled")
+        #expect(!recorder.events.contains { if case .pending(.remove, let gone) = $0 { gone.contains { $0.reqId == sent.reqId && $0.syncState == .failed } } else { false } }, "reported dropped")
+        await checkInvariants(collection, recorder)
+        await harness.manager.close()
+    }
+
+    /// The message is listed once, as succeeded, with its `reqId`.
+    private static func expectListedOnce(_ sent: Message, in collection: MessageCollection, _ context: String) async throws {
+        let succeeded = await collection.succeededMessages.filter { $0.text == sent.text }
+        let pending = await collection.pendingMessages.filter { $0.reqId == sent.reqId }
+        let failed = await collection.failedMessages.filter { $0.reqId == sent.reqId }
+        #expect(succeeded.count == 1 && pending.isEmpty && failed.isEmpty, "\(context): \(succeeded.count) succeeded, \(pending.count) pending, \(failed.count) failed")
+        #expect(succeeded.allSatisfy { $0.reqId == sent.reqId }, "\(context): the succeeded copy lost its reqId")
+    }
+}
+
+/// Stores every send, then answers it with a timeout, as a link that drops answers does;
+/// every other request is answered.
+actor SendAnswersTimingOut: ForwardingChatService {
+    nonisolated let base: any ChatService
+    init(base: any ChatService) { self.base = base }
+
+    func sendMessage(_ request: SendMessageRequest) async throws -> Message {
+        _ = try await base.sendMessage(request)
+        throw ChatServiceError.transient(.timeout, "the answer to the send did not come back")
+    }
+}
