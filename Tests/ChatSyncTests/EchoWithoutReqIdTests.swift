@@ -55,14 +55,23 @@ struct EchoWithoutReqIdTests {
         let (harness, _) = try await Harness.makeWrapped(history: 2) {
             $0.messageResendPolicy = .none
             $0.sendRetryLimit = 0
-        } wrapper: { SendAnswersTimingOut(base: $0) }
+        } wrapper: {
+            SendAnswersTimingOut(base: $0)
+        }
         await harness.server.setEventsCarryReqId(false)
         let (collection, recorder) = try await harness.collectionAtTheNewestMessages()
         try await collection.fetchPendingMessages()
         let sent = try await harness.manager.sendMessage(.text("kept"), channelURL: Harness.channel)
         await harness.settle()
         try await Self.expectListedOnce(sent, in: collection, "once settled")
-        #expect(!recorder.events.contains { if case .pending(.remove, let gone) = $0 { gone.contains { $0.reqId == sent.reqId && $0.syncState == .failed } } else { false } }, "reported dropped")
+        #expect(
+            !recorder.events.contains {
+                if case .pending(.remove, let gone) = $0 {
+                    gone.contains { $0.reqId == sent.reqId && $0.syncState == .failed }
+                } else {
+                    false
+                }
+            }, "reported dropped")
         await checkInvariants(collection, recorder)
         await harness.manager.close()
     }
@@ -72,7 +81,9 @@ struct EchoWithoutReqIdTests {
         let succeeded = await collection.succeededMessages.filter { $0.text == sent.text }
         let pending = await collection.pendingMessages.filter { $0.reqId == sent.reqId }
         let failed = await collection.failedMessages.filter { $0.reqId == sent.reqId }
-        #expect(succeeded.count == 1 && pending.isEmpty && failed.isEmpty, "\(context): \(succeeded.count) succeeded, \(pending.count) pending, \(failed.count) failed")
+        #expect(
+            succeeded.count == 1 && pending.isEmpty && failed.isEmpty,
+            "\(context): \(succeeded.count) succeeded, \(pending.count) pending, \(failed.count) failed")
         #expect(succeeded.allSatisfy { $0.reqId == sent.reqId }, "\(context): the succeeded copy lost its reqId")
     }
 }

@@ -35,9 +35,10 @@ struct OutboxBookkeeping {
     var reportedProgress: [String: Double] = [:]
     /// Uploads in flight, so that cancelling a message cancels its upload.
     var uploads: [String: Task<FileInfo, any Error>] = [:]
-    /// Channels whose failed sends that may be stored are being asked about after an
-    /// echo nothing here could name (`SyncEngine.confirmStoredSendsInBackground`): one chain each.
-    var confirmingStored: Set<String> = []
+    /// Channels whose failed sends that may be stored are being asked about
+    /// (`SyncEngine.confirmStoredSendsInBackground`), with the connection each chain runs
+    /// in: one chain per channel, and a new connection's takes over from an older one.
+    var confirmingStored: [String: Int] = [:]
     /// Messages of this device that synced lately, for `message(reqId:)`.
     private(set) var recentlySynced = RecentlySynced()
     /// The host's answers to sends it handed over before the app appended the message

@@ -1,93 +1,133 @@
-// MARK: - Sends that may be stored: asked about by request id before and after they fail
+// MARK: - Sends whose answer was lost: asked about by request id before and after they fail
 
 extension SyncEngine {
-    /// Fails a send after a transient error, unless the service holds it: an attempt
-    /// whose answer was lost may have stored it. With a service whose echoes leave the
-    /// request id out, an echo that came before the lost answer shows as a succeeded
-    /// message of its own, and the failed message (or, under `.none`, one reported
-    /// dropped) stood beside it although the service held it (an adversarial tester
-    /// found it). One look-up by request id settles it while online; unanswered, the
-    /// message fails and the look-up is asked again in the background
-    /// (``confirmStoredSendsInBackground(in:attempt:)``), and at the next connection.
+    /// Fails a send after a transient error, unless the service holds it. An answer lost on
+    /// its way (a timeout, or an answer that made no sense) leaves it unknown whether the
+    /// service stored the message. With a service whose echoes leave the request id out, an
+    /// echo that came before the lost answer shows as a succeeded message of its own, and
+    /// the failed message (or, under `.none`, one reported dropped) stood beside it although
+    /// the service held it (an adversarial tester found it). One look-up by request id
+    /// settles it while online; unanswered, the message fails and is asked about again in
+    /// the background (``confirmStoredSendsInBackground(in:attempt:continuing:)``) and at each connection.
     func failUnlessStored(_ entry: OutboxEntry, failure: SyncFailure) async throws {
-        guard entry.mayBeStored, isOnline else { return try fail(entry, failure: failure) }
-        let reqId = entry.reqId
+        guard entry.mayBeStored, Self.answerMayBeLost(failure), isOnline else { return try fail(entry, failure: failure) }
         let channelURL = entry.channelURL
-        let found = try? await requestUnlessTransient { try await $0.lookUpMessages(channelURL: channelURL, reqIds: [reqId]) }
+        let looked = await lookUp([entry.reqId], in: channelURL)
         // Anything may have happened meanwhile: its echo resolved it, or the manager closed.
-        guard !isClosed, var current = try store.outboxEntry(reqId: reqId) else { return }
-        if let stored = Self.stored(reqId, in: channelURL, among: found) { return try resolveSent(current, sent: stored) }
-        current.message.uploadProgress = nil
-        try fail(current, failure: failure)
-        if found == nil, isOnline { confirmStoredSendsInBackground(in: channelURL) }
-    }
-
-    /// Asks, at each connection and before the lanes resend anything, about the failed
-    /// messages that an attempt may have stored: those the service holds are sent, and
-    /// leave the failed lists. What goes unanswered waits for the next connection.
-    func confirmFailedSends() async {
-        let failed = ((try? store.outboxEntries()) ?? []).filter { $0.isInFailedList && $0.mayBeStored }
-        for channelURL in Set(failed.map(\.channelURL)).sorted() {
-            guard isOnline, !isClosed else { return }
-            _ = await confirmStoredSends(in: channelURL)
+        guard !isClosed, let current = try store.outboxEntry(reqId: entry.reqId) else { return }
+        if case .found(let found, let channelEnded) = looked, let stored = found[entry.reqId] {
+            return try resolveSent(current, sent: stored, channelEnded: channelEnded)
         }
+        try fail(current, failure: failure)
+        if case .unanswered = looked, isOnline { confirmStoredSendsInBackground(in: channelURL, attempt: 1) }
     }
 
-    /// An echo of the user's that nothing here names arrived in `channelURL`: the
-    /// channel's failed sends that may be stored are asked about, in the background. The
-    /// echo of one whose answer was lost may come only after it failed (events held up on
-    /// the way), and nothing else would ask before the next connection (the outbox model
-    /// generator, with echoes that leave the request id out). An unanswered look-up is
-    /// asked again after 1, 2, 4 … 30 s on the injected clock, at most ``syncRetryLimit``
-    /// times, while the connection lasts; one chain per channel.
-    func confirmStoredSendsInBackground(in channelURL: String, attempt: Int = 0) {
-        guard attempt > 0 || outbox.confirmingStored.insert(channelURL).inserted else { return }
-        let epochAtStart = epoch
+    /// At each connection, the failed messages whose answer was lost are asked about, in
+    /// the background: those the service holds are sent, and leave the failed lists.
+    func confirmFailedSends() {
+        let failed = ((try? store.outboxEntries(states: [.failed])) ?? []).filter(Self.mayBeStoredFailure)
+        for channelURL in Set(failed.map(\.channelURL)).sorted() { confirmStoredSendsInBackground(in: channelURL) }
+    }
+
+    /// Asks about the channel's failed sends whose answer was lost, in the background:
+    /// after a send failed with its look-up unanswered (from `attempt` 1, after a wait), at a
+    /// connection, and when an echo of the user's that nothing names arrives (the echo of
+    /// one may come only after it failed, events held up on the way, and nothing else would
+    /// ask before the next connection: the outbox model generator, with echoes that leave
+    /// the request id out). An unanswered look-up is asked again after 1, 2, 4 … 30 s on the
+    /// injected clock, at most ``syncRetryLimit`` times, while the connection lasts; one
+    /// chain per channel (`continuing`: the chain's own next try), and a new connection's
+    /// takes over from an older one.
+    func confirmStoredSendsInBackground(in channelURL: String, attempt: Int = 0, continuing: Bool = false) {
+        let connection = epoch
+        guard continuing || outbox.confirmingStored[channelURL] != connection else { return }
+        outbox.confirmingStored[channelURL] = connection
         let wait = attempt == 0 ? nil : retryWait(after: attempt - 1)
         runInBackground { engine in
             if let wait {
                 do { try await wait() } catch {
-                    await engine.endConfirmingStored(in: channelURL)
+                    await engine.endConfirmingStored(in: channelURL, connection: connection)
                     return
                 }
             }
-            await engine.confirmStoredSends(in: channelURL, since: epochAtStart, attempt: attempt)
+            await engine.confirmStoredSends(in: channelURL, connection: connection, attempt: attempt)
         }
     }
 
-    private func confirmStoredSends(in channelURL: String, since epochAtStart: Int, attempt: Int) async {
-        guard !isClosed, isOnline, epoch == epochAtStart else { return endConfirmingStored(in: channelURL) }
-        let answered = await confirmStoredSends(in: channelURL)
-        guard !answered, !isClosed, isOnline, epoch == epochAtStart, attempt + 1 < Self.syncRetryLimit else {
-            return endConfirmingStored(in: channelURL)
+    private func confirmStoredSends(in channelURL: String, connection: Int, attempt: Int) async {
+        guard !isClosed, isOnline, epoch == connection, outbox.confirmingStored[channelURL] == connection else {
+            return endConfirmingStored(in: channelURL, connection: connection)
         }
-        confirmStoredSendsInBackground(in: channelURL, attempt: attempt + 1)
+        let answered = await lookUpFailedSends(in: channelURL)
+        guard !answered, !isClosed, isOnline, epoch == connection, attempt + 1 < Self.syncRetryLimit else {
+            return endConfirmingStored(in: channelURL, connection: connection)
+        }
+        confirmStoredSendsInBackground(in: channelURL, attempt: attempt + 1, continuing: true)
     }
 
-    private func endConfirmingStored(in channelURL: String) { outbox.confirmingStored.remove(channelURL) }
+    /// Ends a chain of `connection`, unless a newer connection's took the channel over.
+    private func endConfirmingStored(in channelURL: String, connection: Int) {
+        if outbox.confirmingStored[channelURL] == connection { outbox.confirmingStored[channelURL] = nil }
+    }
 
-    /// Looks up the channel's failed sends that may be stored, 100 at a time; those the
-    /// service holds are sent. Answers `false` when a look-up went unanswered (or was refused).
-    private func confirmStoredSends(in channelURL: String) async -> Bool {
-        let entries = ((try? store.outboxEntries(channelURL: channelURL)) ?? []).filter { $0.isInFailedList && $0.mayBeStored }
-        let reqIds = entries.map(\.reqId)
+    /// Looks up the channel's failed sends whose answer was lost, 100 at a time; those the
+    /// service holds are sent. Answers `false` when a look-up went unanswered.
+    private func lookUpFailedSends(in channelURL: String) async -> Bool {
+        let reqIds = ((try? store.outboxEntries(channelURL: channelURL, states: [.failed])) ?? []).filter(Self.mayBeStoredFailure)
+            .map(\.reqId)
         for start in stride(from: 0, to: reqIds.count, by: 100) {
             let batch = Array(reqIds[start..<min(start + 100, reqIds.count)])
-            let found = try? await requestUnlessTransient { try await $0.lookUpMessages(channelURL: channelURL, reqIds: batch) }
-            guard let found, !isClosed else { return false }
-            for reqId in batch {
-                // Still failed: not resolved, cancelled or resent meanwhile.
-                guard let stored = Self.stored(reqId, in: channelURL, among: found),
-                    let current = try? store.outboxEntry(reqId: reqId), current.message.syncState == .failed
-                else { continue }
-                do { try resolveSent(current, sent: stored) } catch { logger.error("could not settle \(reqId): \(error)") }
+            switch await lookUp(batch, in: channelURL) {
+            case .unanswered: return false
+            case .refused: return true  // the channel is gone, or not the user's: nothing to learn
+            case .found(let found, let channelEnded):
+                guard !isClosed else { return true }
+                for reqId in batch {
+                    // Still failed: not resolved, cancelled or resent meanwhile.
+                    guard let stored = found[reqId], let current = try? store.outboxEntry(reqId: reqId),
+                        current.message.syncState == .failed
+                    else { continue }
+                    do { try resolveSent(current, sent: stored, channelEnded: channelEnded) } catch {
+                        logger.error("could not settle \(reqId): \(error)")
+                    }
+                }
             }
         }
         return true
     }
 
-    /// The message a look-up found for `reqId`, if it describes a stored message of that channel.
-    private static func stored(_ reqId: String, in channelURL: String, among found: [Message]?) -> Message? {
-        found?.first { $0.reqId == reqId && $0.channelURL == channelURL && $0.messageId > 0 }
+    /// What a look-up by request id told.
+    private enum StoredLookUp {
+        /// The stored messages found, by request id, and whether the channel ended (deleted
+        /// or left) while the look-up was out, so that what it found went with it.
+        case found([String: Message], channelEnded: Bool)
+        case unanswered
+        case refused
+    }
+
+    private func lookUp(_ reqIds: [String], in channelURL: String) async -> StoredLookUp {
+        let endMark = historyDrops.endMark(channelURL)
+        do {
+            guard let answer = try await requestUnlessTransient({ try await $0.lookUpMessages(channelURL: channelURL, reqIds: reqIds) })
+            else { return .unanswered }
+            let asked = Set(reqIds)
+            var found: [String: Message] = [:]
+            for message in answer where asked.contains(message.reqId) && message.channelURL == channelURL && message.messageId > 0 {
+                found[message.reqId] = found[message.reqId] ?? message
+            }
+            return .found(found, channelEnded: historyDrops.endMark(channelURL) != endMark)
+        } catch {
+            return .refused
+        }
+    }
+
+    /// Whether a send that failed with `failure` may be stored: its answer was lost (a
+    /// timeout) or made no sense. A refusal the service answered stored nothing.
+    static func answerMayBeLost(_ failure: SyncFailure) -> Bool {
+        failure.code == ChatServiceError.Code.timeout.rawValue || failure.code == ChatServiceError.Code.badResponse.rawValue
+    }
+
+    private static func mayBeStoredFailure(_ entry: OutboxEntry) -> Bool {
+        entry.mayBeStored && entry.message.failure.map(answerMayBeLost) == true
     }
 }

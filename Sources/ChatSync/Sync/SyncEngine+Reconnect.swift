@@ -11,7 +11,7 @@ extension SyncEngine {
     func syncAfterComingOnline(epoch connected: Int) async {
         guard epoch == connected, isOnline else { return }
         await reconcileRelaunch()
-        await confirmFailedSends()
+        confirmFailedSends()
         kickLanes()
         await reconnect(epoch: connected)
     }
