@@ -36,7 +36,7 @@ public final class SyncManager: Sendable {
     ///     in memory, and would not see another's writes.
     ///   - options: limits and policies, validated here.
     /// - Throws: ``SyncManagerError`` with ``SyncManagerError/Code/invalidParameter``
-    ///   for an empty user id or an option out of range,
+    ///   for an empty user id, an empty database path or an option out of range,
     ///   ``SyncManagerError/Code/userMismatch`` for another user's cache,
     ///   ``SyncManagerError/Code/corruptDatabase`` for a damaged file, and
     ///   ``SyncManagerError/Code/databaseIO`` for a file another manager has open (in this
@@ -46,11 +46,19 @@ public final class SyncManager: Sendable {
         userId: String, service: any ChatService, databasePath: String?, options: SyncManagerOptions = .init()
     ) async throws {
         guard !userId.isEmpty else { throw SyncManagerError(.invalidParameter, "userId must not be empty") }
+        guard databasePath?.isEmpty != true else {
+            throw SyncManagerError(.invalidParameter, "databasePath must not be empty; pass nil for a cache in memory")
+        }
         try options.validate()
         let store = try ChatStore.open(path: databasePath, userId: userId)
         self.userId = userId
         self.options = options
-        self.engine = try SyncEngine(store: store, service: service, options: options, userId: userId)
+        do {
+            self.engine = try SyncEngine(store: store, service: service, options: options, userId: userId)
+        } catch {
+            store.close()  // lets the file go now, not whenever the store is released
+            throw error
+        }
         // A cache opened with a smaller capacity than it holds is trimmed in the background.
         await engine.trimAtOpen()
         options.logger.info("ChatSync opened the cache of \(userId) at \(databasePath ?? "memory")")

@@ -207,6 +207,9 @@ extension ChannelCollectionTests {
             case 2 where running:
                 // Renamed while the app was away: only the change logs at the reconnect tell.
                 guard let url = screen?.channel.channelURL, await harness.server.channel(url) != nil else { break }
+                // What this step did reaches the app first (a deletion's event cut off by the
+                // pause would be a removal unheard, which the checks below do not expect).
+                await harness.settle()
                 await harness.manager.pauseSync()
                 try await harness.server.updateChannel(url, name: "n\(Int.random(in: 0...50, using: &chatScreens))")
                 await harness.manager.resumeSync()

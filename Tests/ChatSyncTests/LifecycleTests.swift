@@ -21,6 +21,13 @@ struct LifecycleTests {
         #expect(await errorCode { _ = try await SyncManager(userId: "", service: NeverService(), databasePath: nil) } == .invalidParameter)
     }
 
+    /// An empty path names no file (SQLite would make a private temporary database, and
+    /// the lock file would land in the working directory): `nil` is the cache in memory.
+    @Test func anEmptyDatabasePathIsRefused() async {
+        #expect(
+            await errorCode { _ = try await SyncManager(userId: "alice", service: NeverService(), databasePath: "") } == .invalidParameter)
+    }
+
     @Test func theInMemoryCacheWorksWithoutAFile() async throws {
         let manager = try await SyncManager(userId: "alice", service: NeverService(), databasePath: nil)
         #expect(manager.userId == "alice")

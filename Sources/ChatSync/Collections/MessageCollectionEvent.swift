@@ -24,9 +24,12 @@ public enum MessageCollectionEvent: Sendable, Hashable {
     case failed(MessageEventAction, [Message], FailedMessageEventActionReason)
     /// Another user's message arrived in real time (whether or not it entered the view).
     case newMessage(Message)
-    /// The channel changed (its name, data, members, frozen state or last message), as the
-    /// cache now holds it: told by a real-time channel event, or learnt from the service's
-    /// channel change logs (after a pause or a lost connection) or one of its channel pages.
+    /// The channel changed (its name, data, members or frozen state), as the cache now
+    /// holds it: told by a real-time channel event, or learnt from the service's channel
+    /// change logs (after a pause or a lost connection) or one of its channel pages. A new,
+    /// edited or deleted message moves the cached channel's `lastMessage` without this
+    /// event (the message comes as its own event); a copy this event carries has the last
+    /// message the cache knew then.
     case channelUpdated(Channel)
     /// The channel was deleted, or the user left it. The cache dropped its messages and
     /// ranges (its unsent messages stay in the outbox, and fail when sent); the

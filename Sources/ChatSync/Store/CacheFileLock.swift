@@ -20,6 +20,9 @@
 /// in one process exclude each other as two processes do, and the kernel drops the lock
 /// of a process that dies. The lock file stays when the lock is released: deleting it
 /// would let a second opener lock a file that a third then replaces.
+///
+/// On a local file system. Linux emulates `flock` on NFS and SMB mounts with per-process
+/// record locks, under which two managers of one process are not told apart.
 final class CacheFileLock: Sendable {
     /// The lock file's descriptor while the lock is held, `nil` once released.
     private let descriptor: LockedState<Int32?>
@@ -41,7 +44,8 @@ final class CacheFileLock: Sendable {
         let path = lockPath(forDatabaseAt: databasePath)
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw SyncManagerError(.databaseIO, "could not open the cache's lock file '\(path)': \(describe(errno))")
+            let code = errno
+            throw SyncManagerError(.databaseIO, "could not open the cache's lock file '\(path)': \(describe(code))")
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno

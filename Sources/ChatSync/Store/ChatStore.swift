@@ -153,8 +153,14 @@ final class ChatStore: Sendable {
             if let checkpointer { checkpointer.uninstall(from: db) }
             _ = try db.checkpoint(.truncate)
         }
-        try? writer.close()
-        fileLock?.release()  // last: the next manager may open the file now
+        do {
+            try writer.close()
+            fileLock?.release()  // last: the next manager may open the file now
+        } catch {
+            // Still open (GRDB refuses while statements live): the lock goes with the store,
+            // and the next manager on the file is refused until then.
+            Logger(label: "ChatSync").warning("the cache at \(path ?? "memory") did not close: \(error)")
+        }
     }
 
     // MARK: - Access with error mapping

@@ -8,21 +8,24 @@ extension SyncEngine {
         runInBackground { engine in await engine.refreshChannelLists() }
     }
 
-    /// Unanswered (a flaky link), the logs stay due and the chain of sync retries asks for
-    /// them again: nothing else would before the next reconnect, and a list paged to its
-    /// end learns only from them of a channel the cache never held that a new message lifts
-    /// into it (the channel-list generator's flaky change logs). Work the service's events
-    /// started, so it joins a chain that goes on rather than starting a count of its own.
     private func refreshChannelLists() async {
         channelLists.startRefresh()
-        let connection = epoch
-        do {
-            guard try await !applyChannelChangeLogsIfDue(), !isClosed else { return }
-        } catch {
+        do { try await applyChannelChangeLogsOrRetry(startedByEvents: true) } catch {
             logger.warning("channel change logs failed: \(error)")
-            return
         }
-        if epoch == connection, syncPasses.joinChain(epoch: connection) { return }
+    }
+
+    /// ``applyChannelChangeLogsIfDue()``; unanswered (a flaky link), the logs stay due and
+    /// the chain of sync retries asks for them again: nothing else would before the next
+    /// reconnect, and a list paged to its end learns only from them of a channel the cache
+    /// never held that a new message lifts into it (the channel-list generator's flaky
+    /// change logs), or of one that moved across its cursor while it paged. Work the
+    /// service's events started (`startedByEvents`) joins a chain that goes on rather than
+    /// starting a count of its own; an app's fetch starts one.
+    func applyChannelChangeLogsOrRetry(startedByEvents: Bool) async throws {
+        let connection = epoch
+        guard try await !applyChannelChangeLogsIfDue(), !isClosed else { return }
+        if startedByEvents, epoch == connection, syncPasses.joinChain(epoch: connection) { return }
         scheduleSyncRetry(attempt: 0, epoch: connection)
     }
 
@@ -80,11 +83,11 @@ extension SyncEngine {
                     channelLists.noteChannelChanged(channel.channelURL)
                     reconcileChannelViews(channelURL: channel.channelURL, now: channel)
                 }
-                try announceChannelChanges(cachedBefore: shown)
                 for url in logs.deletedChannelURLs {
                     channelLists.noteRemoved(url)
                     showChannelGone(url)
                 }
+                announceChannelChanges(shown)
                 token = logs.hasMore ? logs.token : nil
             }
         }

@@ -69,11 +69,11 @@ extension SyncEngine {
         let shown = try cachedCopiesShown(page.channels)
         try store.upsertChannels(page.channels)
         reconcileChannelViews(page.channels)
-        try announceChannelChanges(cachedBefore: shown)
+        announceChannelChanges(shown)
         // A channel that moved across the cursor while paging (a new message lifts one not
         // loaded yet above it) is in no page: the change logs since the last token name it.
         channelLists.changeLogsAreDue()
-        _ = try await applyChannelChangeLogsIfDue()
+        try await applyChannelChangeLogsOrRetry(startedByEvents: false)
         guard !isClosed, channelLists.isOpen(view) else { return true }
         // Dropped while the change logs were read: this page's place is gone with them.
         guard view.clears == clears else { return try await restartServerPages(of: view, restarts: restarts) }
@@ -178,30 +178,5 @@ extension SyncEngine {
     /// Shows one channel's change in every list.
     func reconcileChannelViews(channelURL: String, now channel: Channel?) {
         for view in channelLists.viewsInOrder { view.reconcile(channelURL: channelURL, now: channel) }
-    }
-
-    // MARK: Message collections of a changed channel
-
-    /// The cached copies (or `nil`, not cached) of those of `channels` that open message
-    /// collections show, read before an answer of the service is stored, so that
-    /// ``announceChannelChanges(cachedBefore:)`` tells which of them it changed.
-    func cachedCopiesShown(_ channels: [Channel]) throws -> [String: Channel?] {
-        let shown = Set(views.values.map(\.channelURL))
-        var copies: [String: Channel?] = [:]
-        for channel in channels where shown.contains(channel.channelURL) {
-            copies[channel.channelURL] = try store.channel(channel.channelURL)
-        }
-        return copies
-    }
-
-    /// A channel that the service's change logs or a page changed in the cache reaches its
-    /// open message collections as one a real-time channel event brings does: as
-    /// `.channelUpdated` with the cached channel. Before, only real-time events did, so a
-    /// chat screen never heard of a rename or a freeze made while the app was away.
-    func announceChannelChanges(cachedBefore: [String: Channel?]) throws {
-        for (channelURL, before) in cachedBefore {
-            guard let now = try store.channel(channelURL), now != before else { continue }
-            for view in views(of: channelURL) { view.emit(.channelUpdated(now)) }
-        }
     }
 }
