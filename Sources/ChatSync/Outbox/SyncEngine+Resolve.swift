@@ -41,9 +41,18 @@ extension SyncEngine {
         // (a resend answered with what an earlier attempt stored). Adding it would show
         // a deleted message; a copy the cache holds takes the answer.
         guard try isInCompleteRange(sent.sortKey, in: channelURL) else { return }
-        if try store.message(channelURL: channelURL, messageId: sent.messageId) != nil {
-            try store.upsertMessages([sent])
-            refreshViews(channelURL, with: [sent])
+        if var cached = try store.message(channelURL: channelURL, messageId: sent.messageId) {
+            // A newer copy (an edit landed before this answer) keeps its text and takes the
+            // request id an echo without one left out (seed 565 of 600 under load).
+            let answered: Message
+            if cached.updatedAt > sent.updatedAt {
+                cached.reqId = sent.reqId
+                answered = cached
+            } else {
+                answered = sent
+            }
+            try store.upsertMessages([answered])
+            refreshViews(channelURL, with: [answered])
         } else {
             forgetSyncedLately(sent)  // deleted before the range was read: not answered as synced
         }
