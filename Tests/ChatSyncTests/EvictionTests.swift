@@ -314,6 +314,44 @@ struct EvictionTests {
         }
     }
 
+    /// A view whose edge message was deleted still holds the span up to that edge: a
+    /// trim beyond the window must leave the range covering it, or a message dated into
+    /// the span (between the deleted edge and the view's first message) is neither shown
+    /// nor fetched later, and scrolling on skips it. Found by a read-only hunter, then by
+    /// the model's `viewEdgeDeletedBeforeATrim` step.
+    @Test(arguments: [Direction.previous, .next])
+    func aTrimKeepsTheRangeUpToAViewsDeletedEdge(side: Direction) async throws {
+        let harness = try await harness(each: 300)
+        try await browse(harness, "a")
+        let history = await harness.server.messages(in: "a")
+        let middle = history[150]
+        let view = try await harness.manager.messageCollection(channelURL: "a", viewpoint: middle.createdAt, limit: 40)
+        _ = try await view.fetchSucceededMessages(.previous)
+        _ = try await view.fetchSucceededMessages(.next)
+        let shown = await view.succeededMessages
+        let edge = try #require(side == .previous ? shown.first : shown.last)
+        try await harness.server.delete(messageId: edge.messageId, channelURL: "a")
+        await harness.settle()
+        try await browse(harness, "b")  // over the capacity: the trim takes `a` beyond the view
+        await harness.manager.engine.trimNow()
+        await harness.settle()
+        // Dated into the span the view still holds: at the deleted oldest's time (after it),
+        // or just before the deleted newest's.
+        let at = side == .previous ? edge.createdAt : edge.createdAt - 1
+        let dated = try await harness.server.post(.text("dated"), from: "bob", to: "a", at: at)
+        await harness.settle()
+        #expect(
+            await view.succeededMessages.contains { $0.messageId == dated.messageId },
+            "a message dated inside the view's span is shown")
+        var more = true
+        while more { more = try await view.fetchSucceededMessages(side) }
+        let all = await view.succeededMessages.map(\.messageId)
+        #expect(all.contains(dated.messageId), "scrolling on does not skip the dated message")
+        #expect(Set(all).count == all.count, "every message once")
+        await view.remove()
+        await harness.manager.close()
+    }
+
     /// A service page naming a channel twice shows it once (its last state), and the
     /// events replay to the list.
     @Test func aChannelNamedTwiceInOneChangeCountsOnce() async {

@@ -47,6 +47,8 @@ struct MessageCollectionModelTests {
         var allNext = SeededGenerator(seed: seed &+ 23_000_000)
         // Views opened offline at a place in history, drawn apart too.
         var offlineViews = SeededGenerator(seed: seed &+ 24_000_000)
+        // A view's edge message deleted before a trim, then a message dated beside it, drawn apart too.
+        var deletedEdges = SeededGenerator(seed: seed &+ 26_000_000)
         let capacity = Int.random(in: 0..<4, using: &capacities) == 0 ? nil : 200
         let stepSize = Int.random(in: 1...40, using: &capacities)
         let (harness, late) = try await Harness.makeWrapped(
@@ -192,6 +194,11 @@ struct MessageCollectionModelTests {
                 try await Self.fetchEveryNewerMessage(
                     subjects.randomElement(using: &allNext)!, server, &rare, online: online && running, log: &log,
                     context: "seed \(seed) step \(step) \(log.suffix(10))")
+            }
+            // Only a capped cache trims.
+            if capacity != nil, !rare.awaitsGapReports, Int.random(in: 0..<4, using: &deletedEdges) == 0 {
+                try await Self.viewEdgeDeletedBeforeATrim(
+                    harness, subjects, &rare, random: &deletedEdges, log: &log, context: "seed \(seed) step \(step) \(log.suffix(10))")
             }
             await reappearingScreen(subjects, random: &screens, log: &log)
             await harness.settle()

@@ -119,8 +119,9 @@ extension ChatStore {
     /// short of the limit (then no transaction is opened).
     ///
     /// A range loses the evicted part and starts (or ends) at the first message still
-    /// cached inside it, so it never claims a message the cache no longer holds; a
-    /// range left with no message is dropped.
+    /// cached inside it, or at `limit` when that comes first, so it never claims a message
+    /// the cache no longer holds and still covers every open view's span (whose edge may
+    /// be a message deleted since); a range left with nothing is dropped.
     func evict(
         channelURL: String, from end: HistoryEnd, count: Int, limit: MessageKey, chunks: [Chunk]
     ) throws -> EvictionStep? {
@@ -137,7 +138,7 @@ extension ChatStore {
             ).execute(arguments: [channelURL, cut.createdAt, cut.messageId])
             let removed = db.changesCount
             let shrunk = try chunks.compactMap { chunk in
-                try Self.shrink(chunk, evicted: end, through: cut, in: db)
+                try Self.shrink(chunk, evicted: end, through: cut, keeping: limit, in: db)
             }
             if shrunk != chunks { try Self.replaceChunks(shrunk, of: channelURL, in: db) }
             return EvictionStep(removed: removed, chunks: shrunk)
@@ -170,7 +171,14 @@ extension ChatStore {
 
     /// `chunk` after every message from `end` through `cut` left the cache, or `nil`
     /// when nothing of it is left.
-    private static func shrink(_ chunk: Chunk, evicted end: HistoryEnd, through cut: MessageKey, in db: Database) throws -> Chunk? {
+    ///
+    /// Nothing from `limit` on was touched, so the range still holds from there: an open
+    /// view's bound may be a message deleted since, and the span between it and the view's
+    /// first message still cached must stay claimed, or a message dated into that span
+    /// would be neither shown nor fetched (the view scrolls on from its bound).
+    private static func shrink(
+        _ chunk: Chunk, evicted end: HistoryEnd, through cut: MessageKey, keeping limit: MessageKey, in db: Database
+    ) throws -> Chunk? {
         switch end {
         case .oldest:
             if chunk.start > cut { return chunk }
@@ -182,8 +190,10 @@ extension ChatStore {
                         AND (created_at, message_id) <= (?, ?) ORDER BY created_at, message_id LIMIT 1
                         """),
                 arguments: [chunk.channelURL, cut.createdAt, cut.messageId, chunk.end.createdAt, chunk.end.messageId])
-            guard let first else { return nil }
-            return Chunk(channelURL: chunk.channelURL, start: MessageKey(createdAt: first[0], messageId: first[1]), end: chunk.end)
+            let untouched = limit <= chunk.end ? limit : nil
+            guard let start = [first.map { MessageKey(createdAt: $0[0], messageId: $0[1]) }, untouched].compactMap({ $0 }).min()
+            else { return nil }
+            return Chunk(channelURL: chunk.channelURL, start: start, end: chunk.end)
         case .newest:
             if chunk.end < cut { return chunk }
             if chunk.start >= cut { return nil }
@@ -194,8 +204,10 @@ extension ChatStore {
                         AND (created_at, message_id) >= (?, ?) ORDER BY created_at DESC, message_id DESC LIMIT 1
                         """),
                 arguments: [chunk.channelURL, cut.createdAt, cut.messageId, chunk.start.createdAt, chunk.start.messageId])
-            guard let last else { return nil }
-            return Chunk(channelURL: chunk.channelURL, start: chunk.start, end: MessageKey(createdAt: last[0], messageId: last[1]))
+            let untouched = limit >= chunk.start ? limit : nil
+            guard let end = [last.map { MessageKey(createdAt: $0[0], messageId: $0[1]) }, untouched].compactMap({ $0 }).max()
+            else { return nil }
+            return Chunk(channelURL: chunk.channelURL, start: chunk.start, end: end)
         }
     }
 

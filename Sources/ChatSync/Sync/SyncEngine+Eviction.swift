@@ -30,10 +30,12 @@ extension SyncEngine {
 
     /// Runs a trim now and waits for it, unless one runs already (or nothing is capped):
     /// tests force a trim between a fill's rounds with it, where a background trim may
-    /// or may not come.
-    func trimNow() async {
+    /// or may not come. With `target`, that trim counts the cache and brings it down to
+    /// `target` messages rather than the capacity's: generators put a trim's steps where
+    /// they want them without first filling the cache past its capacity.
+    func trimNow(to target: Int? = nil) async {
         guard trimming.begin() else { return }
-        await trimCache()
+        await trimCache(to: target)
     }
 
     private func runTrim() {
@@ -41,7 +43,7 @@ extension SyncEngine {
     }
 
     /// Brings the cache down to its capacity in bounded steps, then gives free pages back.
-    private func trimCache() async {
+    private func trimCache(to forcedTarget: Int? = nil) async {
         var remaining: Int?
         defer { if trimming.finish(remaining: remaining), !isClosed, trimming.begin() { runTrim() } }
         // A trim set off just before the manager closed may start after it did.
@@ -50,10 +52,10 @@ extension SyncEngine {
             // Counting scans the cache, so most trims trust the running estimate (an upper
             // bound) and take their channels from the small tables; every eighth counts,
             // and so finds rows outside every range too.
-            let census = try await census(exact: trimming.countsExactly)
+            let census = try await census(exact: forcedTarget != nil || trimming.countsExactly)
             var total = census.total ?? trimming.estimate
             // Down to half the slack below the capacity, so that trims come in fewer, larger steps.
-            let target = capacity - trimming.slack / 2
+            let target = forcedTarget ?? capacity - trimming.slack / 2
             remaining = total
             // Least recently viewed first; channels never viewed before all others.
             let order = census.channels.sorted { (census.viewed[$0] ?? 0, $0) < (census.viewed[$1] ?? 0, $1) }

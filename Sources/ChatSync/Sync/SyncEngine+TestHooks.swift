@@ -21,6 +21,12 @@ extension SyncEngine {
     /// Whether the channel list with `id` has paged to the service's last channel.
     func channelListReachedServerEnd(_ id: Int) -> Bool { channelLists.views[id]?.serverExhausted ?? false }
 
+    /// The span the view with `id` holds (see ``ViewBounds``), and whether it follows the
+    /// newest messages; `nil` once it is removed.
+    func viewBounds(_ id: Int) -> (lower: MessageKey?, upper: MessageKey?, reachedNewest: Bool)? {
+        views[id].map { ($0.lowerBound, $0.upperBound, $0.reachedNewest) }
+    }
+
     /// Makes trims take at most `count` messages per step (see ``evictionStepSize``).
     func setEvictionStepSize(_ count: Int) { evictionStepSize = max(count, 1) }
     /// Whether a trim of the cache is running (or about to, in the background).
