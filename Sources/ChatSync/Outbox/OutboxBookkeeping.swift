@@ -106,6 +106,16 @@ struct OutboxBookkeeping {
     /// what an earlier one stored.
     private var attempted: Set<String> = []
 
+    /// Request ids of this run whose send answer was lost at least once (a timeout, or an
+    /// answer that made no sense): the service may hold them whatever a later try heard.
+    private var answersLost: Set<String> = []
+
+    /// A send attempt's answer was lost: the service may hold the message.
+    mutating func noteAnswerLost(_ reqId: String) { answersLost.insert(reqId) }
+
+    /// Whether an answer to sending `reqId` was lost in this run.
+    func hadAnswerLost(_ reqId: String) -> Bool { answersLost.contains(reqId) }
+
     /// Whether a send request of this entry went in this run.
     func wasAttempted(_ reqId: String) -> Bool { attempted.contains(reqId) }
 
@@ -192,6 +202,7 @@ struct OutboxBookkeeping {
     /// the `.none` policy): every in-flight fact about it ends.
     mutating func forget(_ reqId: String) {
         attempted.remove(reqId)
+        answersLost.remove(reqId)
         awaitingReconciliation.remove(reqId)
         manualResends.remove(reqId)
         reportedProgress[reqId] = nil

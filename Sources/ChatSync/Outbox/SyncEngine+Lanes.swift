@@ -108,6 +108,7 @@ extension SyncEngine {
             guard !isClosed, var entry = try store.outboxEntry(reqId: reqId) else { return }
             let classified = ChatServiceError.classify(error)
             if classified.code == .badResponse { logger.warning("the service's answer to sending \(reqId) was refused: \(classified)") }
+            if Self.answerMayBeLost(classified.failure) { outbox.noteAnswerLost(reqId) }
             entry.message.uploadProgress = nil
             guard classified.isTransient else { return try fail(entry, failure: classified.failure) }
             let unreachable = classified.code == .network || !isOnline || epoch != epochAtStart

@@ -10,7 +10,12 @@ extension SyncEngine {
     /// settles it while online; unanswered, the message fails and is asked about again in
     /// the background (``confirmStoredSendsInBackground(in:attempt:continuing:)``) and at each connection.
     func failUnlessStored(_ entry: OutboxEntry, failure: SyncFailure) async throws {
-        guard entry.mayBeStored, Self.answerMayBeLost(failure), isOnline else { return try fail(entry, failure: failure) }
+        // The last try's failure, or an earlier try's: a send whose first answer was lost
+        // and whose last try was refused (a 503) may be held as well (with an echo that
+        // leaves the request id out, it stood failed beside it: outbox model seed 25).
+        guard entry.mayBeStored, Self.answerMayBeLost(failure) || outbox.hadAnswerLost(entry.reqId), isOnline else {
+            return try fail(entry, failure: failure)
+        }
         let channelURL = entry.channelURL
         let looked = await lookUp([entry.reqId], in: channelURL)
         // Anything may have happened meanwhile: its echo resolved it, or the manager closed.
@@ -25,7 +30,7 @@ extension SyncEngine {
     /// At each connection, the failed messages whose answer was lost are asked about, in
     /// the background: those the service holds are sent, and leave the failed lists.
     func confirmFailedSends() {
-        let failed = ((try? store.outboxEntries(states: [.failed])) ?? []).filter(Self.mayBeStoredFailure)
+        let failed = ((try? store.outboxEntries(states: [.failed])) ?? []).filter(mayBeStoredFailure)
         for channelURL in Set(failed.map(\.channelURL)).sorted() { confirmStoredSendsInBackground(in: channelURL) }
     }
 
@@ -73,7 +78,7 @@ extension SyncEngine {
     /// Looks up the channel's failed sends whose answer was lost, 100 at a time; those the
     /// service holds are sent. Answers `false` when a look-up went unanswered.
     private func lookUpFailedSends(in channelURL: String) async -> Bool {
-        let reqIds = ((try? store.outboxEntries(channelURL: channelURL, states: [.failed])) ?? []).filter(Self.mayBeStoredFailure)
+        let reqIds = ((try? store.outboxEntries(channelURL: channelURL, states: [.failed])) ?? []).filter(mayBeStoredFailure)
             .map(\.reqId)
         for start in stride(from: 0, to: reqIds.count, by: 100) {
             let batch = Array(reqIds[start..<min(start + 100, reqIds.count)])
@@ -127,7 +132,9 @@ extension SyncEngine {
         failure.code == ChatServiceError.Code.timeout.rawValue || failure.code == ChatServiceError.Code.badResponse.rawValue
     }
 
-    private static func mayBeStoredFailure(_ entry: OutboxEntry) -> Bool {
-        entry.mayBeStored && entry.message.failure.map(answerMayBeLost) == true
+    /// Whether a failed entry may be held by the service: a request went, and its last
+    /// answer was lost, or an earlier one in this run was (not known across a relaunch).
+    private func mayBeStoredFailure(_ entry: OutboxEntry) -> Bool {
+        entry.mayBeStored && (entry.message.failure.map(Self.answerMayBeLost) == true || outbox.hadAnswerLost(entry.reqId))
     }
 }
