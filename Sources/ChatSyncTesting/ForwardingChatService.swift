@@ -9,7 +9,7 @@ import ChatSync
 ///     let base: any ChatService
 ///     func sendMessage(_ request: SendMessageRequest) async throws -> Message {
 ///         _ = try await base.sendMessage(request)  // the server stores it …
-///         throw ChatServiceError.transient(.network, "the answer was lost")  // … the app never hears
+///         throw ChatServiceError.transient(.timeout, "the answer was lost")  // … the app never hears
 ///     }
 /// }
 /// ```

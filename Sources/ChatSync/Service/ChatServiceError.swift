@@ -15,7 +15,12 @@ public struct ChatServiceError: Error, Sendable, Hashable, CustomStringConvertib
         /// Creates a code.
         public init(rawValue: Int) { self.rawValue = rawValue }
 
-        /// The network failed or the user is offline.
+        /// The service could not be reached: the user is offline, or the link is down.
+        ///
+        /// A send or an edit that fails with it waits for the connection and spends no
+        /// retry (``SyncManagerOptions/sendRetryLimit``), so throw it only for that: a
+        /// request lost on its way is ``timeout``, a refusal ``unavailable`` or a permanent
+        /// code (README, Known limitations).
         public static let network = Code(rawValue: -1)
         /// The request timed out.
         public static let timeout = Code(rawValue: -2)
@@ -78,8 +83,10 @@ public struct ChatServiceError: Error, Sendable, Hashable, CustomStringConvertib
     /// Classifies any error a service threw.
     ///
     /// A ``ChatServiceError`` keeps its class; cancellation and errors ChatSync does
-    /// not know are treated as transient, because a message is never failed for
-    /// good on a guess (retries stay bounded by ``SyncManagerOptions/sendRetryLimit``).
+    /// not know are treated as transient ``Code/network`` failures, because a message is
+    /// never failed for good on a guess. Like every ``Code/network`` failure they spend no
+    /// retry while they last, so a service that throws its own errors should map them to
+    /// ``ChatServiceError`` (README, Known limitations).
     public static func classify(_ error: any Error) -> ChatServiceError {
         if let error = error as? ChatServiceError { return error }
         if error is CancellationError { return .transient(.network, "cancelled") }
