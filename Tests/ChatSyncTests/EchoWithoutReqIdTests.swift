@@ -76,6 +76,51 @@ struct EchoWithoutReqIdTests {
         await harness.manager.close()
     }
 
+    /// A send whose first answer was lost (the service stored it) and whose last try was
+    /// refused (a 503): it is looked up before it fails. With the look-up answered it is
+    /// sent at once; with every look-up lost it fails beside its echo, and after a
+    /// relaunch (which forgets which answers were lost) it is asked about at the first
+    /// connection and sent (the Outbox model's seeds 25 and 553 of 600 under load).
+    @Test(arguments: [true, false])
+    func aSendRefusedOnItsLastTryAfterALostAnswerIsSent(lookUpsAnswered: Bool) async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        var (harness, link) = try await Harness.makeWrapped(history: 2, databasePath: dir.path("cache.sqlite")) {
+            $0.messageResendPolicy = .manual
+            $0.sendRetryLimit = 1
+        } wrapper: {
+            LostThenRefused(base: $0, lookUpsAnswered: lookUpsAnswered)
+        }
+        await harness.server.setEventsCarryReqId(false)
+        var (collection, recorder) = try await harness.collectionAtTheNewestMessages()
+        try await collection.fetchPendingMessages()
+        try await collection.fetchFailedMessages()
+        let sent = try await harness.manager.sendMessage(.text("stored"), channelURL: Harness.channel)
+        await harness.settle()
+        #expect(await harness.server.messages(in: Harness.channel).map(\.reqId).contains(sent.reqId), "stored by the first try")
+        #expect(await link.sends == 2, "one lost answer, one refusal")
+        if lookUpsAnswered {
+            try await Self.expectListedOnce(sent, in: collection, "looked up before failing")
+        } else {
+            #expect(await collection.failedMessages.map(\.reqId) == [sent.reqId], "failed while nothing can be asked")
+            await link.answerLookUps()
+            await collection.remove()
+            try await harness.relaunch()
+            await harness.online()
+            // Before any page is read (the simulator's pages carry the reqId, and would settle it too).
+            #expect(
+                await harness.manager.message(reqId: sent.reqId)?.syncState == .synced, "asked about at the first connection")
+            (collection, recorder) = try await harness.collectionAtTheNewestMessages()
+            try await collection.fetchPendingMessages()
+            try await collection.fetchFailedMessages()
+            await harness.settle()
+            try await Self.expectListedOnce(sent, in: collection, "after a relaunch")
+        }
+        #expect(await harness.manager.message(reqId: sent.reqId)?.syncState == .synced)
+        await checkInvariants(collection, recorder)
+        await harness.manager.close()
+    }
+
     /// The message is listed once, as succeeded, with its `reqId`.
     private static func expectListedOnce(_ sent: Message, in collection: MessageCollection, _ context: String) async throws {
         let succeeded = await collection.succeededMessages.filter { $0.text == sent.text }
@@ -97,5 +142,35 @@ actor SendAnswersTimingOut: ForwardingChatService {
     func sendMessage(_ request: SendMessageRequest) async throws -> Message {
         _ = try await base.sendMessage(request)
         throw ChatServiceError.transient(.timeout, "the answer to the send did not come back")
+    }
+}
+
+/// Stores the first send and loses its answer, refuses the second (a 503), answers the
+/// rest; look-ups are lost until ``answerLookUps()``.
+actor LostThenRefused: ForwardingChatService {
+    nonisolated let base: any ChatService
+    private(set) var sends = 0
+    private var lookUpsAnswered: Bool
+    init(base: any ChatService, lookUpsAnswered: Bool) {
+        self.base = base
+        self.lookUpsAnswered = lookUpsAnswered
+    }
+
+    func answerLookUps() { lookUpsAnswered = true }
+
+    func sendMessage(_ request: SendMessageRequest) async throws -> Message {
+        sends += 1
+        switch sends {
+        case 1:
+            _ = try await base.sendMessage(request)
+            throw ChatServiceError.transient(.timeout, "the answer to the send did not come back")
+        case 2: throw ChatServiceError.transient(.unavailable, "the service is busy")
+        default: return try await base.sendMessage(request)
+        }
+    }
+
+    func lookUpMessages(channelURL: String, reqIds: [String]) async throws -> [Message] {
+        guard lookUpsAnswered else { throw ChatServiceError.transient(.timeout, "the look-up's answer did not come back") }
+        return try await base.lookUpMessages(channelURL: channelURL, reqIds: reqIds)
     }
 }

@@ -332,9 +332,17 @@ struct EvictionTests {
         let edge = try #require(side == .previous ? shown.first : shown.last)
         try await harness.server.delete(messageId: edge.messageId, channelURL: "a")
         await harness.settle()
-        try await browse(harness, "b")  // over the capacity: the trim takes `a` beyond the view
-        await harness.manager.engine.trimNow()
+        try await browse(harness, "b")  // over the capacity: trims take `a` beyond the view
         await harness.settle()
+        await harness.manager.engine.trimNow(to: 0)  // and then everything that no view holds
+        // The trim reached the view's edge: nothing of `a` beyond it is cached any more.
+        let store = harness.manager.engine.store
+        let beyond = try history.filter { message in
+            guard side == .previous ? message.sortKey < edge.sortKey : message.sortKey > edge.sortKey else { return false }
+            return try store.message(channelURL: "a", messageId: message.messageId) != nil
+        }
+        #expect(beyond.isEmpty, "the trim took everything beyond the view: \(beyond.count) left")
+        try await expectChunksAreTrue(harness, "a")
         // Dated into the span the view still holds: at the deleted oldest's time (after it),
         // or just before the deleted newest's.
         let at = side == .previous ? edge.createdAt : edge.createdAt - 1
@@ -348,6 +356,7 @@ struct EvictionTests {
         let all = await view.succeededMessages.map(\.messageId)
         #expect(all.contains(dated.messageId), "scrolling on does not skip the dated message")
         #expect(Set(all).count == all.count, "every message once")
+        try await expectChunksAreTrue(harness, "a")
         await view.remove()
         await harness.manager.close()
     }

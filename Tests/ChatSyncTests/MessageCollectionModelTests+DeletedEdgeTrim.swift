@@ -13,8 +13,8 @@ extension MessageCollectionModelTests {
     /// view equals the server between its ends) finds it skipped. Found: a trim's shrink
     /// started the range at the first message still cached (a read-only hunter's find).
     static func viewEdgeDeletedBeforeATrim(
-        _ harness: Harness, _ subjects: [ModelSubject], _ rare: inout RarePaths, random: inout SeededGenerator,
-        log: inout [String], context: String
+        _ harness: Harness, _ subjects: [ModelSubject], _ rare: inout RarePaths, online: Bool, running: Bool,
+        random: inout SeededGenerator, log: inout [String], context: String
     ) async throws {
         // The view whose edge bounds what a trim may take: the lowest lower bound, or (when
         // no view follows the newest messages) the highest upper one.
@@ -24,7 +24,8 @@ extension MessageCollectionModelTests {
             guard let bounds = await harness.manager.engine.viewBounds(subject.collection.id) else { continue }
             if side == .next, bounds.reachedNewest { return }
             // A view with no bound on that side yet protects everything there.
-            guard let key = side == .previous ? bounds.lower : bounds.upper else { return }
+            // Nor does one at the channel's first message (older side): nothing lies beyond it.
+            guard let key = side == .previous ? bounds.lower : bounds.upper, key > .min, key < .max else { return }
             bounded.append((subject, key))
         }
         let outermost = side == .previous ? bounded.min { $0.key < $1.key } : bounded.max { $0.key < $1.key }
@@ -42,6 +43,20 @@ extension MessageCollectionModelTests {
         // lies beyond the open windows (in the schedules with a capacity).
         let cached = try harness.manager.engine.store.messageCount()
         await harness.manager.engine.trimNow(to: max(cached - Int.random(in: 1...60, using: &random), 0))
+        let removed = try cached - harness.manager.engine.store.messageCount()
+        log.append("  the trim took \(removed)")
+        if online && running {
+            // No lies: a range the cache holds as complete holds every message the service has in it.
+            let store = harness.manager.engine.store
+            let history = await server.messages(in: Harness.channel)
+            for chunk in try store.chunks(channelURL: Harness.channel) {
+                let missing = try history.filter { message in
+                    guard chunk.contains(message.sortKey) else { return false }
+                    return try store.message(channelURL: Harness.channel, messageId: message.messageId) == nil
+                }
+                #expect(missing.isEmpty, "a range claims \(missing.map(\.messageId)), not cached, after a trim: \(context)")
+            }
+        }
         // Dated before the newest message, it is history, not news, to views at the edge;
         // so it is when dated before the deleted newest, which their ends may still be.
         let newest = max(await server.newestKey, edge.sortKey)

@@ -198,7 +198,8 @@ struct MessageCollectionModelTests {
             // Only a capped cache trims.
             if capacity != nil, !rare.awaitsGapReports, Int.random(in: 0..<4, using: &deletedEdges) == 0 {
                 try await Self.viewEdgeDeletedBeforeATrim(
-                    harness, subjects, &rare, random: &deletedEdges, log: &log, context: "seed \(seed) step \(step) \(log.suffix(10))")
+                    harness, subjects, &rare, online: online, running: running, random: &deletedEdges, log: &log,
+                    context: "seed \(seed) step \(step) \(log.suffix(10))")
             }
             await reappearingScreen(subjects, random: &screens, log: &log)
             await harness.settle()

@@ -106,15 +106,26 @@ struct OutboxBookkeeping {
     /// what an earlier one stored.
     private var attempted: Set<String> = []
 
-    /// Request ids of this run whose send answer was lost at least once (a timeout, or an
-    /// answer that made no sense): the service may hold them whatever a later try heard.
+    /// Request ids of this run whose send request went and whose answer was lost at least
+    /// once (a timeout, or an answer that made no sense; not an upload's): the service
+    /// may hold them whatever a later try heard.
     private var answersLost: Set<String> = []
+    /// Failed messages of an earlier run, not tried in this one, that a look-up by request
+    /// id has answered for in this run.
+    private var earlierRunFailuresAsked: Set<String> = []
 
-    /// A send attempt's answer was lost: the service may hold the message.
+    /// A send request went and its answer was lost: the service may hold the message.
     mutating func noteAnswerLost(_ reqId: String) { answersLost.insert(reqId) }
 
-    /// Whether an answer to sending `reqId` was lost in this run.
-    func hadAnswerLost(_ reqId: String) -> Bool { answersLost.contains(reqId) }
+    /// A look-up answered for `reqId`, a failed message not tried in this run.
+    mutating func noteEarlierRunFailureAsked(_ reqId: String) { earlierRunFailuresAsked.insert(reqId) }
+
+    /// Whether an answer to sending `reqId` may have been lost: one was in this run, or
+    /// it was last tried in an earlier run (which tries' answers were lost is not kept
+    /// across a relaunch) and no look-up has answered for it since.
+    func mayHaveLostAnswer(_ reqId: String) -> Bool {
+        answersLost.contains(reqId) || (!attempted.contains(reqId) && !earlierRunFailuresAsked.contains(reqId))
+    }
 
     /// Whether a send request of this entry went in this run.
     func wasAttempted(_ reqId: String) -> Bool { attempted.contains(reqId) }
@@ -203,6 +214,7 @@ struct OutboxBookkeeping {
     mutating func forget(_ reqId: String) {
         attempted.remove(reqId)
         answersLost.remove(reqId)
+        earlierRunFailuresAsked.remove(reqId)
         awaitingReconciliation.remove(reqId)
         manualResends.remove(reqId)
         reportedProgress[reqId] = nil

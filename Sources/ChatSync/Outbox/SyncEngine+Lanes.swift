@@ -108,9 +108,14 @@ extension SyncEngine {
             guard !isClosed, var entry = try store.outboxEntry(reqId: reqId) else { return }
             let classified = ChatServiceError.classify(error)
             if classified.code == .badResponse { logger.warning("the service's answer to sending \(reqId) was refused: \(classified)") }
-            if Self.answerMayBeLost(classified.failure) { outbox.noteAnswerLost(reqId) }
+            // Saved as syncing just before the send request went (an upload's timeout is not a send's).
+            if Self.answerMayBeLost(classified.failure), entry.message.syncState == .syncing { outbox.noteAnswerLost(reqId) }
             entry.message.uploadProgress = nil
-            guard classified.isTransient else { return try fail(entry, failure: classified.failure) }
+            // Refused for good after an earlier try's answer was lost: that try may have stored it.
+            guard classified.isTransient else {
+                return try await outbox.mayHaveLostAnswer(reqId)
+                    ? failUnlessStored(entry, failure: classified.failure) : fail(entry, failure: classified.failure)
+            }
             let unreachable = classified.code == .network || !isOnline || epoch != epochAtStart
             if !unreachable { entry.attempts += 1 }
             guard entry.attempts <= options.sendRetryLimit else { return try await failUnlessStored(entry, failure: classified.failure) }

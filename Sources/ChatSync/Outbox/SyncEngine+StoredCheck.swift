@@ -13,7 +13,7 @@ extension SyncEngine {
         // The last try's failure, or an earlier try's: a send whose first answer was lost
         // and whose last try was refused (a 503) may be held as well (with an echo that
         // leaves the request id out, it stood failed beside it: outbox model seed 25).
-        guard entry.mayBeStored, Self.answerMayBeLost(failure) || outbox.hadAnswerLost(entry.reqId), isOnline else {
+        guard entry.mayBeStored, Self.answerMayBeLost(failure) || outbox.mayHaveLostAnswer(entry.reqId), isOnline else {
             return try fail(entry, failure: failure)
         }
         let channelURL = entry.channelURL
@@ -87,6 +87,7 @@ extension SyncEngine {
             case .refused: return true  // the channel is gone, or not the user's: nothing to learn
             case .found(let found, let channelEnded):
                 guard !isClosed else { return true }
+                for reqId in batch where !outbox.wasAttempted(reqId) { outbox.noteEarlierRunFailureAsked(reqId) }
                 for reqId in batch {
                     // Still failed: not resolved, cancelled or resent meanwhile.
                     guard let stored = found[reqId], let current = try? store.outboxEntry(reqId: reqId),
@@ -133,8 +134,8 @@ extension SyncEngine {
     }
 
     /// Whether a failed entry may be held by the service: a request went, and its last
-    /// answer was lost, or an earlier one in this run was (not known across a relaunch).
+    /// answer was lost, or an earlier one was (see ``OutboxBookkeeping/mayHaveLostAnswer(_:)``).
     private func mayBeStoredFailure(_ entry: OutboxEntry) -> Bool {
-        entry.mayBeStored && (entry.message.failure.map(Self.answerMayBeLost) == true || outbox.hadAnswerLost(entry.reqId))
+        entry.mayBeStored && (entry.message.failure.map(Self.answerMayBeLost) == true || outbox.mayHaveLostAnswer(entry.reqId))
     }
 }

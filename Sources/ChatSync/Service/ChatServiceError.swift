@@ -4,7 +4,7 @@
 /// ones (invalid, forbidden, not found, too large, frozen) are not.
 ///
 /// ```swift
-/// throw ChatServiceError.transient(.network, "connection reset")
+/// throw ChatServiceError.transient(.network, "no route to host")
 /// throw ChatServiceError.permanent(.forbidden, "not a member of general")
 /// ```
 public struct ChatServiceError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -17,10 +17,13 @@ public struct ChatServiceError: Error, Sendable, Hashable, CustomStringConvertib
 
         /// The service could not be reached: the user is offline, or the link is down.
         ///
-        /// A send or an edit that fails with it waits for the connection and spends no
-        /// retry (``SyncManagerOptions/sendRetryLimit``), so throw it only for that: a
-        /// request lost on its way is ``timeout``, a refusal ``unavailable`` or a permanent
-        /// code (README, Known limitations).
+        /// A send, an edit or a deletion that fails with it spends no retry
+        /// (``SyncManagerOptions/sendRetryLimit``): offline it waits for the connection,
+        /// and while the connection is up it is tried again every
+        /// ``SyncManagerOptions/sendRetryInterval`` for as long as it fails so. Throw it
+        /// only when the service cannot be reached: a request lost on its way is
+        /// ``timeout``, a refusal ``unavailable`` or a permanent code (README, Known
+        /// limitations).
         public static let network = Code(rawValue: -1)
         /// The request timed out.
         public static let timeout = Code(rawValue: -2)

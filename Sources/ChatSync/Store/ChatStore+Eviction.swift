@@ -175,7 +175,8 @@ extension ChatStore {
     /// Nothing from `limit` on was touched, so the range still holds from there: an open
     /// view's bound may be a message deleted since, and the span between it and the view's
     /// first message still cached must stay claimed, or a message dated into that span
-    /// would be neither shown nor fetched (the view scrolls on from its bound).
+    /// would be neither shown nor fetched (the view scrolls on from its bound). The ends
+    /// of time are never a bound: a range there would be one a catch-up chases.
     private static func shrink(
         _ chunk: Chunk, evicted end: HistoryEnd, through cut: MessageKey, keeping limit: MessageKey, in db: Database
     ) throws -> Chunk? {
@@ -190,7 +191,7 @@ extension ChatStore {
                         AND (created_at, message_id) <= (?, ?) ORDER BY created_at, message_id LIMIT 1
                         """),
                 arguments: [chunk.channelURL, cut.createdAt, cut.messageId, chunk.end.createdAt, chunk.end.messageId])
-            let untouched = limit <= chunk.end ? limit : nil
+            let untouched = limit > .min && limit < .max && limit <= chunk.end ? limit : nil
             guard let start = [first.map { MessageKey(createdAt: $0[0], messageId: $0[1]) }, untouched].compactMap({ $0 }).min()
             else { return nil }
             return Chunk(channelURL: chunk.channelURL, start: start, end: chunk.end)
@@ -204,7 +205,7 @@ extension ChatStore {
                         AND (created_at, message_id) >= (?, ?) ORDER BY created_at DESC, message_id DESC LIMIT 1
                         """),
                 arguments: [chunk.channelURL, cut.createdAt, cut.messageId, chunk.start.createdAt, chunk.start.messageId])
-            let untouched = limit >= chunk.start ? limit : nil
+            let untouched = limit > .min && limit < .max && limit >= chunk.start ? limit : nil
             guard let end = [last.map { MessageKey(createdAt: $0[0], messageId: $0[1]) }, untouched].compactMap({ $0 }).max()
             else { return nil }
             return Chunk(channelURL: chunk.channelURL, start: chunk.start, end: end)
