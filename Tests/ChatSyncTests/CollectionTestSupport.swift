@@ -359,3 +359,21 @@ extension Harness {
         await settle()
     }
 }
+
+extension Harness {
+    /// No lies: every complete range of `channelURL` holds every message the server has
+    /// inside it (eviction tests, and the model's trims).
+    func expectChunksAreTrue(
+        _ channelURL: String, context: String = "", sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let store = manager.engine.store
+        for chunk in try store.chunks(channelURL: channelURL) {
+            for message in await server.messages(in: channelURL) where chunk.contains(message.sortKey) {
+                #expect(
+                    try store.message(channelURL: channelURL, messageId: message.messageId) != nil,
+                    "range \(chunk.start)...\(chunk.end) of \(channelURL) claims \(message.messageId), which is not cached \(context)",
+                    sourceLocation: sourceLocation)
+            }
+        }
+    }
+}

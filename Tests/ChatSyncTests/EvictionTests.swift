@@ -42,23 +42,6 @@ struct EvictionTests {
 
     private func cachedCount(_ harness: Harness) throws -> Int { try harness.manager.engine.store.messageCount() }
 
-    /// Every complete range holds every message the server has inside it.
-    private func expectChunksAreTrue(
-        _ harness: Harness, _ channelURL: String, sourceLocation: SourceLocation = #_sourceLocation
-    )
-        async throws
-    {
-        let store = harness.manager.engine.store
-        for chunk in try store.chunks(channelURL: channelURL) {
-            for message in await harness.server.messages(in: channelURL) where chunk.contains(message.sortKey) {
-                #expect(
-                    try store.message(channelURL: channelURL, messageId: message.messageId) != nil,
-                    "range \(chunk.start)...\(chunk.end) of \(channelURL) claims \(message.messageId), which is not cached",
-                    sourceLocation: sourceLocation)
-            }
-        }
-    }
-
     @Test func aCapacityBelowTheCollectionCapacityIsRefusedAtInit() async throws {
         var options = SyncManagerOptions()
         options.messageStoreCapacity = 199
@@ -73,8 +56,8 @@ struct EvictionTests {
         try await browse(harness, "a")
         try await browse(harness, "b")
         #expect(try cachedCount(harness) <= Self.capacity, "trimmed to the capacity once nothing protects the rest")
-        try await expectChunksAreTrue(harness, "a")
-        try await expectChunksAreTrue(harness, "b")
+        try await harness.expectChunksAreTrue("a")
+        try await harness.expectChunksAreTrue("b")
         // Scrolled back to its first message again, the view's window is the oldest 200.
         let shown = try await browse(harness, "a")
         #expect(shown.map(\.messageId) == (await harness.server.messages(in: "a")).prefix(200).map(\.messageId))
@@ -86,7 +69,7 @@ struct EvictionTests {
         #expect(ids == Array(server.suffix(ids.count)) && ids.count >= 200, "contiguous, each once: \(ids.count)")
         await all.remove()
         await harness.settle()
-        try await expectChunksAreTrue(harness, "a")
+        try await harness.expectChunksAreTrue("a")
         await harness.manager.close()
     }
 
@@ -142,8 +125,8 @@ struct EvictionTests {
         try await harness.reopen()
         await harness.settle()
         #expect(try cachedCount(harness) <= Self.capacity)
-        try await expectChunksAreTrue(harness, "a")
-        try await expectChunksAreTrue(harness, "b")
+        try await harness.expectChunksAreTrue("a")
+        try await harness.expectChunksAreTrue("b")
         await harness.manager.close()
     }
 
@@ -258,7 +241,7 @@ struct EvictionTests {
         let empty = taken.filter { $0.removed == 0 }.map(\.channel)
         #expect(empty.isEmpty, "steps that removed nothing, in \(empty)")
         #expect(try cachedCount(harness) <= 400)
-        for channelURL in ["a", "b"] + others { try await expectChunksAreTrue(harness, channelURL) }
+        for channelURL in ["a", "b"] + others { try await harness.expectChunksAreTrue(channelURL) }
         await harness.manager.close()
     }
 
@@ -342,7 +325,7 @@ struct EvictionTests {
             return try store.message(channelURL: "a", messageId: message.messageId) != nil
         }
         #expect(beyond.isEmpty, "the trim took everything beyond the view: \(beyond.count) left")
-        try await expectChunksAreTrue(harness, "a")
+        try await harness.expectChunksAreTrue("a")
         // Dated into the span the view still holds: at the deleted oldest's time (after it),
         // or just before the deleted newest's.
         let at = side == .previous ? edge.createdAt : edge.createdAt - 1
@@ -356,7 +339,7 @@ struct EvictionTests {
         let all = await view.succeededMessages.map(\.messageId)
         #expect(all.contains(dated.messageId), "scrolling on does not skip the dated message")
         #expect(Set(all).count == all.count, "every message once")
-        try await expectChunksAreTrue(harness, "a")
+        try await harness.expectChunksAreTrue("a")
         await view.remove()
         await harness.manager.close()
     }
