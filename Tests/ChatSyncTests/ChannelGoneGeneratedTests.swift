@@ -119,6 +119,9 @@ struct ChannelGoneGeneratedTests {
                     default: endedAlready = try await news.sendAnswer(random: &random, sentTo: &sentTo, log: &log)
                     }
                 }
+                if moment == .offline || moment == .paused, Bool.random(using: &lateDraws) {
+                    try await editBeforeTheNews(harness, shownIn: open, draws: &lateDraws, log: &log)
+                }
                 if !endedAlready, !endsDuringLookUp { try await end(on: server, leaving: leaves) }
                 isGone = true
                 if endedAlready {
@@ -261,6 +264,14 @@ struct ChannelGoneGeneratedTests {
         for recorder in toldOfTheEnd {
             #expect(recorder.events.contains(.channelRemoved(gone)), "a collection open on the channel is told: \(context(log))")
         }
+        // Every edit has landed or failed for good: a collection shows none as pending,
+        // also on the channel gone, whose confirmed versions left with its history.
+        for subject in open {
+            let stillPending = await subject.collection.succeededMessages.filter(\.isEditPending).map(\.messageId)
+            #expect(
+                stillPending.isEmpty,
+                "\(subject.collection.channelURL) shows edits as pending after all settled: \(stillPending) \(context(log))")
+        }
         let list = try await harness.manager.channelCollection()
         while try await list.fetch() {}
         let listed = await list.channels.map(\.channelURL)
@@ -270,6 +281,27 @@ struct ChannelGoneGeneratedTests {
         try await harness.relaunch()
         try await checkNoTrace(harness, sentTo: sentTo, context: "after a relaunch: " + context(log))
         await harness.manager.close()
+    }
+
+    /// Alice edits one of her messages in the channel that an open collection shows, just
+    /// before it ends while the news cannot reach her: the edit waits, and once the news
+    /// has taken the channel's history from the cache, its refusal has no confirmed
+    /// version to bring back (adversarial tester F1).
+    private static func editBeforeTheNews(
+        _ harness: Harness, shownIn open: [(collection: MessageCollection, recorder: EventRecorder)],
+        draws: inout SeededGenerator, log: inout [String]
+    ) async throws {
+        var shown: [Message] = []
+        for subject in open where subject.collection.channelURL == gone {
+            shown += await subject.collection.succeededMessages.filter { $0.senderId == "alice" }
+        }
+        guard let target = shown.randomElement(using: &draws) else { return }
+        do {
+            _ = try await harness.manager.updateMessage(messageId: target.messageId, channelURL: gone, text: "last word")
+            log.append("alice edits \(target.messageId) in \(gone), shown, before the news of the end")
+        } catch let error as SyncManagerError where error.code == .invalidParameter {
+            log.append("  refused (its deletion is queued)")
+        }
     }
 
     /// The channel ends for alice: deleted, or left by her.

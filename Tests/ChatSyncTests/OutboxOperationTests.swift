@@ -230,6 +230,25 @@ struct OutboxOperationTests {
         await checkInvariants(collection, recorder)
     }
 
+    /// The user left the channel while an edit waited offline: the channel's history left
+    /// the cache with the news, so no confirmed version is left to bring back when the
+    /// service refuses the edit. The collection (told of the end) stops showing the
+    /// message rather than keep the refused text as pending for good (adversarial tester F1).
+    @Test func anEditRefusedAfterLeavingTheChannelLeavesTheCollection() async throws {
+        let (harness, faults, collection, recorder, mine) = try await setUp()
+        await offline(harness)
+        _ = try await harness.manager.updateMessage(messageId: mine[0].messageId, channelURL: Harness.channel, text: "gone")
+        try await harness.server.removeMember("alice", from: Harness.channel)
+        await faults.refuseEdits(with: .permanent(.forbidden, "not a member"))
+        await online(harness)
+        #expect(recorder.events.contains(.channelRemoved(Harness.channel)))
+        #expect(recorder.failedOperations.map(\.text) == ["gone"], "the edit is reported as failed")
+        #expect(await shown(collection, mine[0].messageId) == nil, "the refused text is not shown")
+        #expect(await collection.succeededMessages.filter(\.isEditPending).isEmpty)
+        #expect(try harness.manager.engine.store.operations().isEmpty)
+        await checkInvariants(collection, recorder)
+    }
+
     @Test func spentRetriesUndoTheDeletion() async throws {
         let (harness, faults, collection, recorder, mine) = try await setUp { $0.sendRetryLimit = 2 }
         await faults.refuseDeletions(with: .transient(.server, "busy"))

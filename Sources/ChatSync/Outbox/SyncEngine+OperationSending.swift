@@ -107,6 +107,12 @@ extension SyncEngine {
             // for an answer to a resend, which stays there until its echo (API §4.3).
             let copy = pendingCopy(of: shown)
             for view in views(of: queued.channelURL) where view.filter.matches(shown) { list(awaited: copy, in: view) }
+        } else if queued.operation.kind == .edit {
+            // No confirmed version is left to bring back: the channel's history left the
+            // cache with the channel (deleted or left; a refused token's drop empties the
+            // views too). A view still showing the edit leaves the message rather than keep
+            // the refused text (adversarial tester F1); a refused deletion has nothing to show.
+            for view in views(of: queued.channelURL) { view.remove(messageIds: [queued.messageId]) }
         }
     }
 
