@@ -43,12 +43,13 @@ struct OutboxModelTests {
         let policy = [MessageResendPolicy.none, .manual, .automatic][Int(seed % 3)]
         var limits = SeededGenerator(seed: seed &+ 70_000)
         let cap = SyncManagerOptions.failedListCap(using: &limits)
-        var (harness, lostAnswers) = try await Harness.makeWrapped(
+        var (harness, pages) = try await Harness.makeWrapped(
             seed: seed, databasePath: dir.path("cache.sqlite"),
             configure: {
                 $0.applyScheduleSettings(policy: policy, using: &random)
                 if let cap { $0.maxFailedMessageCountPerChannel = cap }
-            }, wrapper: { SendAnswerLostOffline(base: $0) })
+            }, wrapper: { PagesWithoutReqId(base: SendAnswerLostOffline(base: $0)) })
+        let lostAnswers = try #require(pages.base as? SendAnswerLostOffline)
         let server = harness.server
         for index in 0..<Int.random(in: 0...40, using: &random) {
             try await server.post(.text("h\(index)"), from: "bob", to: Harness.channel)
@@ -95,6 +96,12 @@ struct OutboxModelTests {
         if Int.random(in: 0..<3, using: &echoes) == 0 {
             await server.setEventsCarryReqId(false)
             log.append("echoes without reqId")
+            // In half of those, history pages and change logs leave it out too: only
+            // answers and look-ups by `reqId` tell this device's messages apart.
+            if Bool.random(using: &echoes) {
+                await pages.leaveReqIdsOut()
+                log.append("pages without reqId")
+            }
         }
 
         for step in 0..<40 {

@@ -52,7 +52,9 @@ extension SyncEngine {
 
     /// Applies one page of change logs and stores its token, in one transaction.
     private func applyChangeLogs(_ logs: MessageChangeLogs, channelURL: String) throws {
-        let updated = laterThanTheAnswer(Self.sanitized(logs.updated, channelURL: channelURL), in: channelURL)
+        // The user's messages keep the request ids this device knows: a service may leave
+        // them out of change logs as it may of echoes.
+        let updated = try withKnownReqIds(laterThanTheAnswer(Self.sanitized(logs.updated, channelURL: channelURL), in: channelURL))
         // Also the ones the cache does not hold: `message(reqId:)` may answer them.
         for message in updated { refreshSyncedLately(message) }
         let chunks = try chunks(of: channelURL)
