@@ -39,9 +39,16 @@ extension SimulatedChatServer {
 
     func broadcast(_ event: ServiceEvent, to users: [String]) {
         var event = event
-        if !eventsCarryReqId, case .messageReceived(var message) = event {
-            message.reqId = ""
-            event = .messageReceived(message)
+        if !eventsCarryReqId {
+            switch event {
+            case .messageReceived(var message):
+                message.reqId = ""
+                event = .messageReceived(message)
+            case .messageUpdated(var message):
+                message.reqId = ""
+                event = .messageUpdated(message)
+            default: break
+            }
         }
         for user in Set(users.map(UserKey.init)).sorted() where !offlineUsers.contains(user) {
             if case .messageReceived(let message) = event,
@@ -80,9 +87,9 @@ extension SimulatedChatServer {
         for event in held { broadcast(event, to: [userId]) }
     }
 
-    /// Whether real-time copies of new messages carry their `reqId` (`true` at first).
-    /// Many real backends echo a message without it; the sender's answer and look-ups
-    /// by `reqId` still carry it.
+    /// Whether real-time copies of new and edited messages carry their `reqId` (`true` at
+    /// first). Many real backends echo a message without it; the sender's answer and
+    /// look-ups by `reqId` still carry it.
     public func setEventsCarryReqId(_ carry: Bool) {
         eventsCarryReqId = carry
     }

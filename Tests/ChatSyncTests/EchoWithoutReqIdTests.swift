@@ -121,6 +121,27 @@ struct EchoWithoutReqIdTests {
         await harness.manager.close()
     }
 
+    /// A real-time edit of the user's message that comes without its `reqId` (the
+    /// simulator leaves it out of edits too) keeps the one this device knows, in the
+    /// cache and in the views. (Pages and change logs without it: the Outbox model.)
+    @Test func anEditWithoutReqIdKeepsTheMessagesOwn() async throws {
+        let harness = try await Harness.make(history: 2)
+        await harness.server.setEventsCarryReqId(false)
+        let (collection, recorder) = try await harness.collectionAtTheNewestMessages()
+        let sent = try await harness.manager.sendMessage(.text("mine"), channelURL: Harness.channel)
+        await harness.settle()
+        let synced = try #require(await collection.succeededMessages.first { $0.text == "mine" })
+        #expect(synced.reqId == sent.reqId)
+        _ = try await harness.manager.updateMessage(messageId: synced.messageId, channelURL: Harness.channel, text: "mine!")
+        await harness.settle()
+        let edited = await collection.succeededMessages.first { $0.messageId == synced.messageId }
+        #expect(edited?.text == "mine!" && edited?.reqId == sent.reqId, "the edit kept the reqId: \(String(describing: edited))")
+        let cached = try harness.manager.engine.store.message(channelURL: Harness.channel, messageId: synced.messageId)
+        #expect(cached?.reqId == sent.reqId)
+        await checkInvariants(collection, recorder)
+        await harness.manager.close()
+    }
+
     /// The message is listed once, as succeeded, with its `reqId`.
     private static func expectListedOnce(_ sent: Message, in collection: MessageCollection, _ context: String) async throws {
         let succeeded = await collection.succeededMessages.filter { $0.text == sent.text }

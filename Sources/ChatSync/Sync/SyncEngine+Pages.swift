@@ -17,7 +17,9 @@ extension SyncEngine {
         }
         var messages = Self.sanitized(page.messages, channelURL: channelURL)
         let span = PageSpan(page: page, messages: messages, query: query)
-        messages = laterThanTheAnswer(messages, in: channelURL)
+        // The user's messages keep the request ids this device knows, also on the paths
+        // below that store a page's messages without its range.
+        messages = try withKnownReqIds(laterThanTheAnswer(messages, in: channelURL))
         guard span.start <= span.end else {
             logger.warning("ignoring a page whose range is reversed (\(span.start) > \(span.end)) in \(channelURL)")
             try store.upsertMessages(messages)

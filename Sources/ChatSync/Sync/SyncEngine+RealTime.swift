@@ -57,7 +57,15 @@ extension SyncEngine {
         }
     }
 
-    func applyUpdated(_ messages: [Message]) {
+    func applyUpdated(_ arrived: [Message]) {
+        // A service may leave the request id out of a real-time edit as of an echo: the
+        // user's messages keep the one this device knows, or the edit wrote "" over the
+        // cached copy's and the views' (the Outbox model, with such events).
+        let messages: [Message]
+        do { messages = try withKnownReqIds(arrived) } catch {
+            logger.error("could not read the request ids of updated messages: \(error)")
+            messages = arrived
+        }
         for message in messages {
             // Also when the cache does not hold it: `message(reqId:)` may answer it.
             refreshSyncedLately(message.asSynced)
