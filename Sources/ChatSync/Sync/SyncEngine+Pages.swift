@@ -56,15 +56,10 @@ extension SyncEngine {
         return true
     }
 
-    /// Messages of this device that sync brings back resolve their outbox entries first,
-    /// and the user's messages that come without a request id get the one this device
-    /// knows (as an echo without one does): a page of a service that leaves it out would
-    /// otherwise write "" over the cached copy's.
+    /// Messages of this device that sync brings back resolve their outbox entries first
+    /// (those without a request id have the one this device knows by now: `applyPage`).
     private func resolveOwnArrivals(_ messages: inout [Message], in channelURL: String) throws {
-        guard
-            !outbox.awaitingEcho.isEmpty
-                || messages.contains(where: { !$0.reqId.isEmpty || $0.isSent(by: userId) })
-        else { return }
+        guard !outbox.awaitingEcho.isEmpty || messages.contains(where: { !$0.reqId.isEmpty }) else { return }
         let waiting = Set(try store.outboxEntries(channelURL: channelURL).map(\.reqId)).union(outbox.awaitingEcho.keys)
         for index in messages.indices where messages[index].reqId.isEmpty || waiting.contains(messages[index].reqId) {
             try resolveArrival(&messages[index])
