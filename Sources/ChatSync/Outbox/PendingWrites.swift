@@ -62,6 +62,11 @@ final class PendingWrites {
     /// Channels with operations queued.
     var channelURLs: Set<String> { Set(queued.map(\.channelURL)) }
 
+    /// How many messages of the channel have their deletion queued.
+    func deletionCount(channelURL: String) -> Int {
+        queued.count { $0.channelURL == channelURL && $0.operation.kind == .deletion }
+    }
+
     func isBeingDeleted(channelURL: String, messageId: Int64) -> Bool {
         operations(channelURL: channelURL, messageId: messageId).contains { $0.operation.kind == .deletion }
     }

@@ -78,6 +78,7 @@ extension SyncEngine {
     /// The service deleted the message: a confirmed deletion, like one from anyone else.
     private func landDeletion(_ queued: QueuedOperation) throws {
         guard forget(queued) else { return }
+        ownDeletionLanded(channelURL: queued.channelURL, messageId: queued.messageId)
         try store.landDeletion(operationId: queued.id, channelURL: queued.channelURL, messageId: queued.messageId)
         applyDeleted(channelURL: queued.channelURL, messageIds: [queued.messageId])
     }
@@ -97,6 +98,13 @@ extension SyncEngine {
         }
         if let confirmed = try store.message(channelURL: queued.channelURL, messageId: queued.messageId) {
             refreshViews(queued.channelURL, with: [confirmed], admitting: queued.operation.kind == .deletion)
+            // The channel's preview is undone too: a deletion gives the message back its
+            // place as the last one if it is still the newest.
+            if queued.operation.kind == .deletion {
+                noteNewMessage(confirmed)
+            } else {
+                noteChangedMessage(channelURL: queued.channelURL, messageId: queued.messageId, now: confirmed)
+            }
         } else if let awaited = awaitedEcho(channelURL: queued.channelURL, messageId: queued.messageId),
             let shown = pendingWrites.overlaid(awaited)
         {
@@ -127,6 +135,9 @@ extension SyncEngine {
         for messageId in messageIds {
             let queued = pendingWrites.operations(channelURL: channelURL, messageId: messageId)
             guard !queued.isEmpty else { continue }
+            if queued.contains(where: { $0.operation.kind == .deletion }) {
+                ownDeletionLanded(channelURL: channelURL, messageId: messageId)
+            }
             for operation in queued { pendingWrites.remove(id: operation.id) }
             do { try store.deleteOperations(ids: queued.map(\.id)) } catch {
                 logger.error("could not remove the operations of deleted message \(messageId): \(error)")

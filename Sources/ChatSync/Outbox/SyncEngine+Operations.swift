@@ -50,6 +50,7 @@ extension SyncEngine {
         try enqueue(OutboxOperation(id: RandomIdentifier.make(), kind: .edit, channelURL: channelURL, messageId: messageId, text: text))
         let shown = pendingWrites.overlaid(confirmed) ?? confirmed
         refreshViews(channelURL, with: [confirmed], admitting: false)
+        noteChangedMessage(channelURL: channelURL, messageId: messageId, now: confirmed)
         guard isAwaitingEcho(shown) else { return shown }
         showAwaitedEcho(shown)
         // The app gets the message as its pending lists show it (API §4.6: "that local message").
@@ -97,6 +98,7 @@ extension SyncEngine {
             view.removePending(confirmed.reqId)
             view.removeFailed(confirmed.reqId, reason: .removeManualAction)
         }
+        noteChangedMessage(channelURL: channelURL, messageId: messageId, now: nil)
     }
 
     private func enqueue(_ operation: OutboxOperation) throws {

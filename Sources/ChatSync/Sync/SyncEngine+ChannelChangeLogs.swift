@@ -71,7 +71,7 @@ extension SyncEngine {
                     asksAgain -= 1
                     continue
                 }
-                logs.updated = try keepingWhatTheCacheLearntSince(logs.updated, since: mark)
+                logs.updated = try keepingWhatTheCacheLearntSince(logs.updated, since: mark).map(showingQueuedWrites)
                 let shown = try cachedCopiesShown(logs.updated)
                 try store.write { db in
                     try ChatStore.upsertChannels(logs.updated, in: db)

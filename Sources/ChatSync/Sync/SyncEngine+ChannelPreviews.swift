@@ -14,8 +14,10 @@ extension SyncEngine {
             if let last = channel.lastMessage, last.messageId != message.messageId, last.sortKey > message.sortKey { return }
             var latest = message.asSynced
             latest.file?.localPath = nil
-            guard channel.lastMessage != latest else { return }
+            let before = channel
             channel.lastMessage = latest
+            channel = try showingQueuedWrites(channel)
+            guard channel != before else { return }
             try store.upsertChannels([channel])
             channelLists.noteLastMessageChanged(channel.channelURL)
             reconcileChannelViews(channelURL: channel.channelURL, now: channel)
@@ -37,16 +39,11 @@ extension SyncEngine {
             if let message {
                 guard message.createdAt == gone.createdAt else { return }
                 channel.lastMessage = message
+                channel = try showingQueuedWrites(channel)
             } else {
-                let newest = try store.newestMessage(channelURL: channelURL)
+                let newest = try newestShownMessage(channelURL: channelURL)
                 channel.lastMessage = newest
-                let ranges = try chunks(of: channelURL)
-                let known = newest.map { newest in ranges.contains { $0.contains(newest.sortKey) && $0.contains(gone.sortKey) } } ?? false
-                if !known {
-                    // A list opened later applies them before its first page from the service.
-                    channelLists.changeLogsAreDue()
-                    if !channelLists.views.isEmpty { refreshChannelListsSoon() }
-                }
+                try askForThePreviewUnlessKnown(channelURL: channelURL, standIn: newest, gone: gone)
             }
             try store.upsertChannels([channel])
             channelLists.noteLastMessageChanged(channelURL)
@@ -54,6 +51,96 @@ extension SyncEngine {
         } catch {
             logger.error("could not update the last message of \(channelURL): \(error)")
         }
+    }
+
+    /// `standIn` shows in place of the deleted last message `gone`: the service's change
+    /// logs are asked for unless a complete range proves that nothing lies between them.
+    private func askForThePreviewUnlessKnown(channelURL: String, standIn: Message?, gone: Message?) throws {
+        let ranges = try chunks(of: channelURL)
+        let known =
+            standIn.flatMap { standIn in gone.map { gone in ranges.contains { $0.contains(standIn.sortKey) && $0.contains(gone.sortKey) } }
+            }
+            ?? false
+        guard !known else { return }
+        // A list opened later applies them before its first page from the service.
+        channelLists.changeLogsAreDue()
+        if !channelLists.views.isEmpty { refreshChannelListsSoon() }
+        // Change logs cannot tell a deletion made before their token (one taken after a
+        // clear or a refused token), and a stale real-time message may have stood in: the
+        // channel's newest message, asked for, is the service's word on its preview.
+        if isOnline { runInBackground { engine in await engine.askForThePreview(of: channelURL) } }
+    }
+
+    /// Replaces the channel's preview with its newest message as the service answers it
+    /// (the user's queued writes laid over), unless the preview changed meanwhile: a later
+    /// word (a new message, another deletion, which asks again).
+    private func askForThePreview(of channelURL: String) async {
+        let mark = channelLists.changeMark
+        // One message more than those whose deletion is queued: the newest left is among them.
+        let query = MessageQuery(
+            channelURL: channelURL, timestamp: .max, prevLimit: pendingWrites.deletionCount(channelURL: channelURL) + 1, nextLimit: 0)
+        do {
+            guard let page = try await requestUnlessTransient({ try await $0.fetchMessages(query) }), !isClosed,
+                !channelLists.lastMessageChanged(channelURL, since: mark), var channel = try store.channel(channelURL)
+            else { return }
+            var newest = page.messages.filter { $0.channelURL == channelURL && $0.messageId > 0 }.sorted { $0.sortKey > $1.sortKey }
+                .lazy.compactMap { self.pendingWrites.overlaid($0.asSynced) }.first
+            newest?.file?.localPath = nil
+            guard channel.lastMessage != newest else { return }
+            channel.lastMessage = newest
+            try store.upsertChannels([channel])
+            channelLists.noteLastMessageChanged(channelURL)
+            reconcileChannelViews(channelURL: channelURL, now: channel)
+        } catch {
+            logger.debug("could not ask for the last message of \(channelURL): \(error)")
+        }
+    }
+
+    /// The user's queued deletion of a message landed (its answer came, or the service's
+    /// event first), called while the cache still holds the message. The channel's preview
+    /// has shown a stand-in since the deletion was queued, and pages or change logs answered
+    /// meanwhile still named the message (the service had not deleted it yet), so the
+    /// stand-in is checked again now that the service's last message is the one left. A
+    /// message the cache no longer holds (a clear dropped it) cannot be placed, so the
+    /// service is asked.
+    func ownDeletionLanded(channelURL: String, messageId: Int64) {
+        do {
+            guard let channel = try store.channel(channelURL) else { return }
+            guard
+                let deleted = try store.message(channelURL: channelURL, messageId: messageId)
+                    ?? awaitedEcho(channelURL: channelURL, messageId: messageId)
+            else { return try askForThePreviewUnlessKnown(channelURL: channelURL, standIn: nil, gone: nil) }
+            guard (channel.lastMessage?.sortKey ?? .min) < deleted.sortKey else { return }
+            try askForThePreviewUnlessKnown(channelURL: channelURL, standIn: channel.lastMessage, gone: deleted)
+        } catch {
+            logger.error("could not check the last message of \(channelURL): \(error)")
+        }
+    }
+
+    /// The channel as the user sees it: its last message with the user's queued writes
+    /// laid over, as every collection shows the message (API §4.6, at once and offline):
+    /// a queued edit's text, or, while the message's deletion is queued, the newest cached
+    /// message left (or none) standing in, as after a deletion by the service. Every
+    /// channel the cache stores passes here, so an answer, an event or change logs that
+    /// still carry the message as the service holds it do not undo the user's write.
+    func showingQueuedWrites(_ channel: Channel) throws -> Channel {
+        guard !pendingWrites.isEmpty, let last = channel.lastMessage else { return channel }
+        var shown = channel
+        if let overlaid = pendingWrites.overlaid(last) {
+            shown.lastMessage = overlaid
+        } else {
+            shown.lastMessage = try newestShownMessage(channelURL: channel.channelURL)
+        }
+        return shown
+    }
+
+    /// The channel's newest cached message that is not being deleted, with its queued
+    /// edits laid over.
+    func newestShownMessage(channelURL: String) throws -> Message? {
+        // A page just long enough to pass every message of the channel whose deletion is queued.
+        let deletions = pendingWrites.deletionCount(channelURL: channelURL)
+        let newest = try store.page(channelURL: channelURL, direction: .older, from: .max, inclusive: true, limit: deletions + 1)
+        return newest.reversed().lazy.compactMap { self.pendingWrites.overlaid($0) }.first
     }
 
     /// Whether change logs asked for at `mark` name a channel the cache has taken from the

@@ -65,7 +65,7 @@ extension SyncEngine {
         guard view.clears == clears else { return try await restartServerPages(of: view, restarts: restarts) }
         view.owesServerPage = false
         var page = answered
-        page.channels = try keepingWhatTheCacheLearntSince(page.channels, since: mark)
+        page.channels = try keepingWhatTheCacheLearntSince(page.channels, since: mark).map(showingQueuedWrites)
         let shown = try cachedCopiesShown(page.channels)
         try store.upsertChannels(page.channels)
         reconcileChannelViews(page.channels)

@@ -126,6 +126,7 @@ extension SyncEngine {
             {
                 channel.lastMessage = known
             }
+            channel = try showingQueuedWrites(channel)
             try store.upsertChannels([channel])
             channelLists.noteChannelChanged(channel.channelURL)
         } catch {
