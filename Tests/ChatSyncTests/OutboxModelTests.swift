@@ -57,6 +57,11 @@ struct OutboxModelTests {
         let filters = [MessageFilter(), MessageFilter(kinds: [.image])]
         var subjects = try await open(harness, filters: filters)
         await harness.online()
+        // The channel is cached as a channel list shows it, so that its preview (its last
+        // message, with alice's queued edits and deletions laid over) is checked too.
+        let channels = try await harness.manager.channelCollection()
+        _ = try await channels.fetch()
+        await channels.remove()
         var online = true
         var faulty = false
         var sent: [Sent] = []
@@ -334,6 +339,11 @@ struct OutboxModelTests {
         let awaitingAnswers = await harness.manager.engine.outbox.awaitingEcho
         let awaitingEcho = Set(awaitingAnswers.keys)
         await checkListedAlike(subjects, context: context)
+        // The channel's preview shows alice's queued writes as the views do.
+        if let last = try harness.manager.engine.store.channel(Harness.channel)?.lastMessage {
+            try OwnWrites.checkShown(
+                [last], queued: harness.manager.engine.store.operations(), context: "the channel's last message, \(context)")
+        }
         for subject in subjects {
             let succeeded = await checkInvariants(subject.collection, subject.recorder, context: context)
             let early = subject.recorder.failuresReportedBeforeTheirUndo

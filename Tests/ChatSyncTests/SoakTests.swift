@@ -117,6 +117,11 @@ struct SoakTests {
         state.policy = policy
         var subjects = try await openSubjects(harness, failures: state.failures)
         await harness.online()
+        // The channels are cached as a channel list shows them, so that their previews
+        // (last messages, with alice's queued edits and deletions laid over) are checked too.
+        let channels = try await harness.manager.channelCollection()
+        while try await channels.fetch() {}
+        await channels.remove()
         let badTexts = Self.badTexts
         let context = { (step: Int, log: [String]) in
             "\(ScheduleSeeds.soak.describe(seed)) policy \(policy) step \(step): \(log.suffix(ProcessInfo.processInfo.environment["SOAK_LOG"] == nil ? 8 : log.count))"
@@ -483,6 +488,11 @@ struct SoakTests {
         }
         for channelURL in Self.channels {
             await checkListedAlike(subjects.filter { $0.channelURL == channelURL }.map(\.model), context: context)
+            // The channel's preview shows alice's queued writes as the views do.
+            if let last = try harness.manager.engine.store.channel(channelURL)?.lastMessage {
+                try OwnWrites.checkShown(
+                    [last], queued: harness.manager.engine.store.operations(), context: "the last message of \(channelURL), \(context)")
+            }
         }
         for subject in subjects {
             let model = subject.model

@@ -14,10 +14,10 @@ extension SyncEngine {
             if let last = channel.lastMessage, last.messageId != message.messageId, last.sortKey > message.sortKey { return }
             var latest = message.asSynced
             latest.file?.localPath = nil
-            let before = channel
+            let before = channel.lastMessage
             channel.lastMessage = latest
             channel = try showingQueuedWrites(channel)
-            guard channel != before else { return }
+            guard channel.lastMessage != before else { return }
             try store.upsertChannels([channel])
             channelLists.noteLastMessageChanged(channel.channelURL)
             reconcileChannelViews(channelURL: channel.channelURL, now: channel)
@@ -30,8 +30,8 @@ extension SyncEngine {
     ///
     /// After a deletion the channel's last message is the newest one left, which the cache
     /// knows only when a complete range reaches from its newest message to the deleted
-    /// one: otherwise that message (or none) stands in until the channel change logs,
-    /// asked for at once when a list is open, bring the service's. Meanwhile the channel
+    /// one: otherwise that message (or none) stands in until the service's answer (see
+    /// ``askForThePreviewUnlessKnown(channelURL:standIn:gone:)``). Meanwhile the channel
     /// may sort lower, or leave a list without empty channels, and come back with them.
     func noteChangedMessage(channelURL: String, messageId: Int64, now message: Message?) {
         do {
@@ -53,16 +53,14 @@ extension SyncEngine {
         }
     }
 
-    /// `standIn` shows in place of the deleted last message `gone`: the service's change
-    /// logs are asked for unless a complete range proves that nothing lies between them.
+    /// `standIn` shows in place of the deleted last message `gone` (`nil`: not known): the
+    /// service is asked unless a complete range proves that nothing lies between them.
     private func askForThePreviewUnlessKnown(channelURL: String, standIn: Message?, gone: Message?) throws {
-        let ranges = try chunks(of: channelURL)
-        let known =
-            standIn.flatMap { standIn in gone.map { gone in ranges.contains { $0.contains(standIn.sortKey) && $0.contains(gone.sortKey) } }
-            }
-            ?? false
-        guard !known else { return }
-        // A list opened later applies them before its first page from the service.
+        if let standIn, let gone {
+            let ranges = try chunks(of: channelURL)
+            if ranges.contains(where: { $0.contains(standIn.sortKey) && $0.contains(gone.sortKey) }) { return }
+        }
+        // A list opened later applies the change logs before its first page from the service.
         channelLists.changeLogsAreDue()
         if !channelLists.views.isEmpty { refreshChannelListsSoon() }
         // Change logs cannot tell a deletion made before their token (one taken after a
@@ -72,8 +70,9 @@ extension SyncEngine {
     }
 
     /// Replaces the channel's preview with its newest message as the service answers it
-    /// (the user's queued writes laid over), unless the preview changed meanwhile: a later
-    /// word (a new message, another deletion, which asks again).
+    /// (the user's queued writes laid over), unless the preview or the channel changed
+    /// meanwhile: a later word (a new message, a channel event, another deletion, which
+    /// asks again).
     private func askForThePreview(of channelURL: String) async {
         let mark = channelLists.changeMark
         // One message more than those whose deletion is queued: the newest left is among them.
@@ -81,7 +80,8 @@ extension SyncEngine {
             channelURL: channelURL, timestamp: .max, prevLimit: pendingWrites.deletionCount(channelURL: channelURL) + 1, nextLimit: 0)
         do {
             guard let page = try await requestUnlessTransient({ try await $0.fetchMessages(query) }), !isClosed,
-                !channelLists.lastMessageChanged(channelURL, since: mark), var channel = try store.channel(channelURL)
+                !channelLists.lastMessageChanged(channelURL, since: mark), !channelLists.channelChanged(channelURL, since: mark),
+                var channel = try store.channel(channelURL)
             else { return }
             var newest = page.messages.filter { $0.channelURL == channelURL && $0.messageId > 0 }.sorted { $0.sortKey > $1.sortKey }
                 .lazy.compactMap { self.pendingWrites.overlaid($0.asSynced) }.first
