@@ -61,6 +61,7 @@ public final class SyncManager: Sendable {
         }
         // A cache opened with a smaller capacity than it holds is trimmed in the background.
         await engine.trimAtOpen()
+        await engine.showQueuedWritesInPreviews()
         options.logger.info("ChatSync opened the cache of \(userId) at \(databasePath ?? "memory")")
     }
 

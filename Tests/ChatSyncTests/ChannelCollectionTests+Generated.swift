@@ -315,7 +315,11 @@ extension ChannelCollectionTests {
                 #expect(
                     !writes.contains { $0.kind == .deletion },
                     "seed \(seed): \(channel.channelURL) shows \(last.messageId), whose deletion is queued; steps \(log)")
-                guard let edit = writes.last(where: { $0.kind == .edit }) else { continue }
+                guard let edit = writes.last(where: { $0.kind == .edit }) else {
+                    #expect(
+                        !last.isEditPending, "seed \(seed): \(channel.channelURL) shows \(last.messageId) as edit pending; steps \(log)")
+                    continue
+                }
                 #expect(
                     last.text == edit.text && last.isEditPending,
                     "seed \(seed): \(channel.channelURL) shows \(last.messageId) as \(last.text), alice's queued edit \(edit.text ?? ""); steps \(log)"

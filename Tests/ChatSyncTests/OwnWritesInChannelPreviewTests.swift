@@ -89,6 +89,36 @@ struct OwnWritesInChannelPreviewTests {
         await harness.manager.close()
     }
 
+    /// A write refused after a clear has no cached message to undo to, while the first page
+    /// after the clear showed the write in the channel's preview: the service is asked for
+    /// it (a review found the refused text, or no preview, left there).
+    @Test(arguments: [OutboxOperation.Kind.edit, .deletion])
+    func aWriteRefusedAfterAClearLeavesTheServicesLastMessage(_ kind: OutboxOperation.Kind) async throws {
+        let (harness, faults, list, mine) = try await setUp()
+        let refusal = ChatServiceError.permanent(.forbidden, "not allowed")
+        if kind == .edit { await faults.refuseEdits(with: refusal) } else { await faults.refuseDeletions(with: refusal) }
+        await faults.hold()
+        if kind == .edit {
+            _ = try await harness.manager.updateMessage(messageId: mine[1].messageId, channelURL: Harness.channel, text: "refused")
+        } else {
+            try await harness.manager.deleteMessage(messageId: mine[1].messageId, channelURL: Harness.channel)
+        }
+        #expect(await eventually { await faults.heldCount == 1 })
+        try await harness.manager.clearCache()
+        #expect(await eventually { await list.channels.contains { $0.channelURL == Harness.channel } }, "the first page again")
+        let shown = await preview(list)
+        #expect(
+            kind == .edit ? shown?.text == "refused" : shown?.messageId != mine[1].messageId,
+            "the write shows: \(String(describing: shown))")
+        await faults.release()
+        await harness.settle()
+        let undone = await preview(list)
+        #expect(
+            undone?.messageId == mine[1].messageId && undone?.text == "second" && undone?.isEditPending == false,
+            "the service's last message: \(String(describing: undone))")
+        await harness.manager.close()
+    }
+
     /// The page after a clear is answered while the deletion is still on its way: it names
     /// the message, so nothing cached stands in. Once the deletion lands, the list asks the
     /// service again rather than show no last message for good.

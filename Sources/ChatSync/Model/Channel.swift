@@ -21,7 +21,7 @@ public struct Channel: Sendable, Hashable, Codable {
     public var updatedAt: Int64
     /// The newest message, if the channel has any. In the cache and channel lists, with
     /// the user's queued edit of it laid over (`isEditPending`), or, while its deletion is
-    /// queued, the newest message left standing in.
+    /// queued, the newest cached message left (or none) standing in.
     public var lastMessage: Message?
     /// A frozen channel refuses new messages.
     public var isFrozen: Bool

@@ -109,18 +109,28 @@ extension SyncEngine {
             let shown = pendingWrites.overlaid(awaited)
         {
             // Answered and waiting for its echo, it lives in the pending (or failed) lists,
-            // not the cache: the undo happens there, as the edit was shown there.
-            guard queued.operation.kind == .deletion else { return showAwaitedEcho(shown) }
+            // not the cache: the undo happens there, as the edit was shown there. Its answer
+            // may be the channel's preview.
+            guard queued.operation.kind == .deletion else {
+                noteChangedMessage(channelURL: queued.channelURL, messageId: queued.messageId, now: awaited)
+                return showAwaitedEcho(shown)
+            }
+            noteNewMessage(awaited)
             // A refused deletion brings it back, to the list it belongs in: the failed one
             // for an answer to a resend, which stays there until its echo (API §4.3).
             let copy = pendingCopy(of: shown)
             for view in views(of: queued.channelURL) where view.filter.matches(shown) { list(awaited: copy, in: view) }
-        } else if queued.operation.kind == .edit {
+        } else {
             // No confirmed version is left to bring back: the channel's history left the
             // cache with the channel (deleted or left; a refused token's drop empties the
-            // views too). A view still showing the edit leaves the message rather than keep
-            // the refused text (adversarial tester F1); a refused deletion has nothing to show.
-            for view in views(of: queued.channelURL) { view.remove(messageIds: [queued.messageId]) }
+            // views too), or a clear emptied it. A view still showing the edit leaves the
+            // message rather than keep the refused text (adversarial tester F1); a refused
+            // deletion has nothing to show. A channel still cached (after a clear) may show
+            // the write in its preview: the service is asked for it.
+            if queued.operation.kind == .edit {
+                for view in views(of: queued.channelURL) { view.remove(messageIds: [queued.messageId]) }
+            }
+            askForThePreviewOfChannelStillCached(queued.channelURL)
         }
     }
 

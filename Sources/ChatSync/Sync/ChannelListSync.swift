@@ -32,6 +32,31 @@ struct ChannelListSync {
         tokenAfterDrop.map { $0.token == token && $0.epoch == epoch } ?? false
     }
 
+    /// Channels whose newest message is being asked for as their preview, and whether
+    /// another ask was wanted meanwhile.
+    private var previewAsks: [String: Bool] = [:]
+
+    /// Answers whether to start an ask for the channel's preview: not while one is out,
+    /// which then asks again once it ends.
+    mutating func startPreviewAsk(_ channelURL: String) -> Bool {
+        guard previewAsks[channelURL] == nil else {
+            previewAsks[channelURL] = true
+            return false
+        }
+        previewAsks[channelURL] = false
+        return true
+    }
+
+    /// An ask for the channel's preview ended: answers whether to ask again.
+    mutating func endPreviewAsk(_ channelURL: String) -> Bool {
+        guard previewAsks[channelURL] == true else {
+            previewAsks[channelURL] = nil
+            return false
+        }
+        previewAsks[channelURL] = false
+        return true
+    }
+
     /// The mark to take before asking the service for channels.
     var changeMark: Int { changes }
 

@@ -79,6 +79,18 @@ extension SyncEngine {
         for view in views(of: channelURL) { view.remove(messageIds: Set(logs.deletedMessageIds)) }
         try resolveOwnUpdates(refreshed, in: channelURL)
         refreshViews(channelURL, with: refreshed)
+        try notePreviewChanges(channelURL: channelURL, updated: refreshed, deleted: logs.deletedMessageIds)
+    }
+
+    /// Change logs that edit or delete the channel's last message change its preview, as
+    /// real-time edits and deletions do (one read of the channel per page of change logs).
+    private func notePreviewChanges(channelURL: String, updated: [Message], deleted: [Int64]) throws {
+        guard !updated.isEmpty || !deleted.isEmpty, let last = try store.channel(channelURL)?.lastMessage else { return }
+        if deleted.contains(last.messageId) {
+            noteChangedMessage(channelURL: channelURL, messageId: last.messageId, now: nil)
+        } else if let edited = updated.last(where: { $0.messageId == last.messageId }) {
+            noteChangedMessage(channelURL: channelURL, messageId: last.messageId, now: edited.asSynced)
+        }
     }
 
     /// Whether the service refused a change-log request for its token (expired, or

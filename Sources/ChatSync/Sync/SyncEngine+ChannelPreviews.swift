@@ -66,24 +66,36 @@ extension SyncEngine {
         // Change logs cannot tell a deletion made before their token (one taken after a
         // clear or a refused token), and a stale real-time message may have stood in: the
         // channel's newest message, asked for, is the service's word on its preview.
-        if isOnline { runInBackground { engine in await engine.askForThePreview(of: channelURL) } }
+        if isOnline, channelLists.startPreviewAsk(channelURL) {
+            runInBackground { engine in await engine.askForThePreview(of: channelURL) }
+        }
     }
 
     /// Replaces the channel's preview with its newest message as the service answers it
     /// (the user's queued writes laid over), unless the preview or the channel changed
-    /// meanwhile: a later word (a new message, a channel event, another deletion, which
-    /// asks again).
+    /// meanwhile: a later word (a new message, a channel event, another deletion). One ask
+    /// per channel is out at a time; one asked for meanwhile follows it.
     private func askForThePreview(of channelURL: String) async {
+        repeat {
+            await askOnceForThePreview(of: channelURL)
+        } while !isClosed && channelLists.endPreviewAsk(channelURL)
+    }
+
+    private func askOnceForThePreview(of channelURL: String) async {
         let mark = channelLists.changeMark
         // One message more than those whose deletion is queued: the newest left is among them.
         let query = MessageQuery(
             channelURL: channelURL, timestamp: .max, prevLimit: pendingWrites.deletionCount(channelURL: channelURL) + 1, nextLimit: 0)
         do {
             guard let page = try await requestUnlessTransient({ try await $0.fetchMessages(query) }), !isClosed,
-                !channelLists.lastMessageChanged(channelURL, since: mark), !channelLists.channelChanged(channelURL, since: mark),
-                var channel = try store.channel(channelURL)
+                !channelLists.lastMessageChanged(channelURL, since: mark), var channel = try store.channel(channelURL)
             else { return }
-            var newest = page.messages.filter { $0.channelURL == channelURL && $0.messageId > 0 }.sorted { $0.sortKey > $1.sortKey }
+            // Deleted lately (by this device, whose deletion may have landed after the answer
+            // was made): not the preview whatever the answer says.
+            var newest = page.messages
+                .filter { $0.channelURL == channelURL && $0.messageId > 0 }
+                .filter { !outbox.deletedLately.contains(channelURL: channelURL, messageId: $0.messageId) }
+                .sorted { $0.sortKey > $1.sortKey }
                 .lazy.compactMap { self.pendingWrites.overlaid($0.asSynced) }.first
             newest?.file?.localPath = nil
             guard channel.lastMessage != newest else { return }
@@ -106,12 +118,42 @@ extension SyncEngine {
     func ownDeletionLanded(channelURL: String, messageId: Int64) {
         do {
             guard let channel = try store.channel(channelURL) else { return }
+            // An ask answered before the deletion landed may name the message again now
+            // that no queued deletion hides it: it yields to this word.
+            channelLists.noteLastMessageChanged(channelURL)
             guard
                 let deleted = try store.message(channelURL: channelURL, messageId: messageId)
                     ?? awaitedEcho(channelURL: channelURL, messageId: messageId)
             else { return try askForThePreviewUnlessKnown(channelURL: channelURL, standIn: nil, gone: nil) }
             guard (channel.lastMessage?.sortKey ?? .min) < deleted.sortKey else { return }
             try askForThePreviewUnlessKnown(channelURL: channelURL, standIn: channel.lastMessage, gone: deleted)
+        } catch {
+            logger.error("could not check the last message of \(channelURL): \(error)")
+        }
+    }
+
+    /// At open: the previews of channels with writes queued show them, also where the app
+    /// was killed between storing a write and updating its channel (or queued it with a
+    /// version that did not lay writes over previews).
+    func showQueuedWritesInPreviews() {
+        for channelURL in pendingWrites.channelURLs {
+            do {
+                guard let channel = try store.channel(channelURL) else { continue }
+                let shown = try showingQueuedWrites(channel)
+                if shown.lastMessage != channel.lastMessage { try store.upsertChannels([shown]) }
+            } catch {
+                logger.error("could not show the queued writes of \(channelURL) in its last message: \(error)")
+            }
+        }
+    }
+
+    /// A write of the channel's that the cache cannot undo (its message is no longer held)
+    /// left it: a preview that showed the write is replaced by the service's, if the channel
+    /// is still cached.
+    func askForThePreviewOfChannelStillCached(_ channelURL: String) {
+        do {
+            guard try store.channel(channelURL) != nil else { return }
+            try askForThePreviewUnlessKnown(channelURL: channelURL, standIn: nil, gone: nil)
         } catch {
             logger.error("could not check the last message of \(channelURL): \(error)")
         }
@@ -183,7 +225,8 @@ extension SyncEngine {
             let newer = (known?.sortKey ?? .min) > (answer?.sortKey ?? .min)
             let edited = known != nil && known?.messageId == answer?.messageId && (known?.updatedAt ?? 0) > (answer?.updatedAt ?? 0)
             let answerDeleted = answer.map { outbox.deletedLately.contains(channelURL: $0.channelURL, messageId: $0.messageId) } ?? false
-            guard newer || edited || answerDeleted else { return channel }
+            let knownDeleted = known.map { outbox.deletedLately.contains(channelURL: $0.channelURL, messageId: $0.messageId) } ?? false
+            guard !knownDeleted, newer || edited || answerDeleted else { return channel }
             var kept = channel
             kept.lastMessage = cached.lastMessage
             return kept
