@@ -12,14 +12,7 @@ struct OwnWritesInChannelPreviewTests {
     /// Alice online with a list of her channels and two messages of her own, the last one
     /// "second", in a channel whose history the cache holds.
     private func setUp(databasePath: String? = nil) async throws -> (Harness, OperationFaults, ChannelCollection, [Message]) {
-        var faults: OperationFaults?
-        let harness = try await Harness.make(
-            history: 3, databasePath: databasePath,
-            wrapping: { service in
-                let wrapper = OperationFaults(service)
-                faults = wrapper
-                return wrapper
-            })
+        let (harness, faults) = try await Harness.makeWrapped(history: 3, databasePath: databasePath) { OperationFaults($0) }
         await harness.online()
         for text in ["first", "second"] { _ = try await harness.manager.sendMessage(.text(text), channelURL: Harness.channel) }
         let messages = try await harness.manager.messageCollection(channelURL: Harness.channel)
@@ -31,7 +24,25 @@ struct OwnWritesInChannelPreviewTests {
         _ = try await list.fetch()
         await harness.settle()
         #expect(await preview(list)?.text == "second")
-        return (harness, try #require(faults), list, mine)
+        return (harness, faults, list, mine)
+    }
+
+    /// Alice edits `message` to "refused", or deletes it; the service will refuse that for
+    /// good, and holds it until the test releases it.
+    private func queueWriteToBeRefused(
+        _ kind: OutboxOperation.Kind, of message: Message, _ harness: Harness, _ faults: OperationFaults
+    )
+        async throws
+    {
+        let refusal = ChatServiceError.permanent(.forbidden, "not allowed")
+        if kind == .edit { await faults.refuseEdits(with: refusal) } else { await faults.refuseDeletions(with: refusal) }
+        await faults.hold()
+        if kind == .edit {
+            _ = try await harness.manager.updateMessage(messageId: message.messageId, channelURL: Harness.channel, text: "refused")
+        } else {
+            try await harness.manager.deleteMessage(messageId: message.messageId, channelURL: Harness.channel)
+        }
+        #expect(await eventually { await faults.heldCount == 1 })
     }
 
     private func preview(_ list: ChannelCollection) async -> Message? {
@@ -72,15 +83,7 @@ struct OwnWritesInChannelPreviewTests {
     @Test(arguments: [OutboxOperation.Kind.edit, .deletion])
     func aWriteRefusedForGoodIsUndoneInTheList(_ kind: OutboxOperation.Kind) async throws {
         let (harness, faults, list, mine) = try await setUp()
-        let refusal = ChatServiceError.permanent(.forbidden, "not allowed")
-        if kind == .edit { await faults.refuseEdits(with: refusal) } else { await faults.refuseDeletions(with: refusal) }
-        await faults.hold()
-        if kind == .edit {
-            _ = try await harness.manager.updateMessage(messageId: mine[1].messageId, channelURL: Harness.channel, text: "refused")
-        } else {
-            try await harness.manager.deleteMessage(messageId: mine[1].messageId, channelURL: Harness.channel)
-        }
-        #expect(await eventually { await faults.heldCount == 1 })
+        try await queueWriteToBeRefused(kind, of: mine[1], harness, faults)
         #expect(await preview(list)?.text == (kind == .edit ? "refused" : "first"), "shown while it waits")
         await faults.release()
         await harness.settle()
@@ -95,15 +98,7 @@ struct OwnWritesInChannelPreviewTests {
     @Test(arguments: [OutboxOperation.Kind.edit, .deletion])
     func aWriteRefusedAfterAClearLeavesTheServicesLastMessage(_ kind: OutboxOperation.Kind) async throws {
         let (harness, faults, list, mine) = try await setUp()
-        let refusal = ChatServiceError.permanent(.forbidden, "not allowed")
-        if kind == .edit { await faults.refuseEdits(with: refusal) } else { await faults.refuseDeletions(with: refusal) }
-        await faults.hold()
-        if kind == .edit {
-            _ = try await harness.manager.updateMessage(messageId: mine[1].messageId, channelURL: Harness.channel, text: "refused")
-        } else {
-            try await harness.manager.deleteMessage(messageId: mine[1].messageId, channelURL: Harness.channel)
-        }
-        #expect(await eventually { await faults.heldCount == 1 })
+        try await queueWriteToBeRefused(kind, of: mine[1], harness, faults)
         try await harness.manager.clearCache()
         #expect(await eventually { await list.channels.contains { $0.channelURL == Harness.channel } }, "the first page again")
         let shown = await preview(list)
