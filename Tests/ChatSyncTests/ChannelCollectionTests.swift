@@ -163,6 +163,39 @@ struct ChannelCollectionTests {
         #expect(recorder.replay() == (await collection.channels))
     }
 
+    /// The channel change logs at a reconnect usually tell of a channel whose last message
+    /// was edited or deleted meanwhile, or that has a new one; while they fail, the message
+    /// change logs and the catch-up of an open channel tell it too, and the list's preview
+    /// follows them. (The Outbox model finds both with its channel change logs unanswered.)
+    @Test(arguments: ["edited", "deleted", "posted"])
+    func anOpenChannelsSyncChangesThePreviewWhileChannelChangeLogsFail(change: String) async throws {
+        let (harness, tokens) = try await Harness.makeWrapped(history: 3) { ChannelTokenRefusing($0) }
+        await harness.online()
+        let list = try await harness.manager.channelCollection()
+        _ = try await list.fetch()
+        let messages = try await harness.manager.messageCollection(channelURL: Harness.channel)
+        _ = try await messages.fetchSucceededMessages(.previous)
+        await harness.settle()
+        let last = try #require(await harness.server.channel(Harness.channel)?.lastMessage)
+        await harness.manager.pauseSync()
+        switch change {
+        case "edited": _ = try await harness.server.update(messageId: last.messageId, channelURL: Harness.channel, text: "edited")
+        case "deleted": try await harness.server.delete(messageId: last.messageId, channelURL: Harness.channel)
+        default: try await harness.server.post(.text("while away"), from: "bob", to: Harness.channel)
+        }
+        await tokens.failNextChangeLogs(1_000)
+        await harness.manager.resumeSync()
+        await harness.settle()
+        let served = try #require(await harness.server.channel(Harness.channel)?.lastMessage)
+        let shown = await list.channels.first { $0.channelURL == Harness.channel }?.lastMessage
+        #expect(
+            shown?.messageId == served.messageId && shown?.text == served.text,
+            "the list shows \(String(describing: shown)), the service \(served)")
+        await tokens.failNextChangeLogs(0)
+        await messages.remove()
+        await harness.manager.close()
+    }
+
     @Test func changesDuringAPauseArriveByChangeLogs() async throws {
         let harness = try await Harness.make()
         try await world(harness)

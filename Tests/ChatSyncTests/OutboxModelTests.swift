@@ -48,8 +48,9 @@ struct OutboxModelTests {
             configure: {
                 $0.applyScheduleSettings(policy: policy, using: &random)
                 if let cap { $0.maxFailedMessageCountPerChannel = cap }
-            }, wrapper: { PagesWithoutReqId(base: SendAnswerLostOffline(base: $0)) })
-        let lostAnswers = try #require(pages.base as? SendAnswerLostOffline)
+            }, wrapper: { PagesWithoutReqId(base: ChannelTokenRefusing(SendAnswerLostOffline(base: $0))) })
+        let channelLogs = try #require(pages.base as? ChannelTokenRefusing)
+        let lostAnswers = try #require(channelLogs.base as? SendAnswerLostOffline)
         let server = harness.server
         for index in 0..<Int.random(in: 0...40, using: &random) {
             try await server.post(.text("h\(index)"), from: "bob", to: Harness.channel)
@@ -98,6 +99,17 @@ struct OutboxModelTests {
         // schedules, drawn apart: an echo that comes before a lost answer is the only sign
         // that the service stored the send.
         var echoes = SeededGenerator(seed: seed &+ 80_000)
+        // Bob edits or deletes his message that is the channel's last, in any connection
+        // state (offline, only the change logs at the reconnect tell), drawn apart too: the
+        // channel's preview follows it.
+        var moderation = SeededGenerator(seed: seed &+ 90_000)
+        // In a third of the schedules the channel change logs, which usually tell of such a
+        // change at the reconnect, go unanswered from here on: the channel's message change
+        // logs must tell it then.
+        if Int.random(in: 0..<3, using: &moderation) == 0 {
+            await channelLogs.failNextChangeLogs(.max)
+            log.append("channel change logs unanswered")
+        }
         if Int.random(in: 0..<3, using: &echoes) == 0 {
             await server.setEventsCarryReqId(false)
             log.append("echoes without reqId")
@@ -155,6 +167,11 @@ struct OutboxModelTests {
                 log.append(faulty ? "faults on" : "faults off")
             case 72..<80:
                 online.toggle()
+                // Just before the reconnect, so that only change logs tell of it.
+                if online, Bool.random(using: &moderation) {
+                    let shown = try harness.manager.engine.store.channel(Harness.channel)?.lastMessage
+                    try await Self.bobChangesTheLastMessage(server, shown: shown, step: step, random: &moderation, log: &log)
+                }
                 log.append(online ? "online" : "offline")
                 await server.setOnline(online, for: "alice")
             case 80..<88:
@@ -172,6 +189,9 @@ struct OutboxModelTests {
             }
             if Int.random(in: 0..<3, using: &writes) == 0 {
                 try await written.makeOne(step: step, harness: harness, random: &writes, log: &log, withdrawn: &withdrawn)
+            }
+            if Int.random(in: 0..<4, using: &moderation) == 0 {
+                try await Self.bobChangesTheLastMessage(server, step: step, random: &moderation, log: &log)
             }
             if Int.random(in: 0..<5, using: &bursts) == 0 {
                 var shape = ""
@@ -297,6 +317,23 @@ struct OutboxModelTests {
         await harness.manager.close()
     }
 
+    /// Bob edits or deletes his message that is the channel's last (`shown`: the one alice's
+    /// cache shows as the last, if the service still holds it), if it is his.
+    static func bobChangesTheLastMessage(
+        _ server: SimulatedChatServer, shown: Message? = nil, step: Int, random: inout SeededGenerator, log: inout [String]
+    ) async throws {
+        var target = await server.messages(in: Harness.channel).first { $0.messageId == shown?.messageId }
+        if target == nil { target = await server.channel(Harness.channel)?.lastMessage }
+        guard let last = target, last.senderId == "bob" else { return }
+        if Bool.random(using: &random) {
+            _ = try await server.update(messageId: last.messageId, channelURL: Harness.channel, text: "bob edited \(step)")
+            log.append("bob edits the last message")
+        } else {
+            try await server.delete(messageId: last.messageId, channelURL: Harness.channel)
+            log.append("bob deletes the last message")
+        }
+    }
+
     /// Texts marked "bad" are refused for good, whether or not transient faults are on.
     static func applyFaults(_ server: SimulatedChatServer, faulty: Bool, locked: Set<Int64> = []) async {
         var plan = faulty ? FaultPlan(failRequestRate: 0.2, loseResponseRate: 0.2) : FaultPlan()
@@ -340,9 +377,19 @@ struct OutboxModelTests {
         let awaitingEcho = Set(awaitingAnswers.keys)
         await checkListedAlike(subjects, context: context)
         // The channel's preview shows alice's queued writes as the views do.
-        if let last = try harness.manager.engine.store.channel(Harness.channel)?.lastMessage {
+        let preview = try harness.manager.engine.store.channel(Harness.channel)?.lastMessage
+        if let preview {
             try OwnWrites.checkShown(
-                [last], queued: harness.manager.engine.store.operations(), context: "the channel's last message, \(context)")
+                [preview], queued: harness.manager.engine.store.operations(), context: "the channel's last message, \(context)")
+        }
+        // Online on a healthy link, settled, nothing queued: the preview is the service's
+        // last message, however its changes came (answers, events, change logs).
+        if healthy, try harness.manager.engine.store.operations().isEmpty {
+            let served = await harness.server.channel(Harness.channel)?.lastMessage
+            #expect(
+                preview?.messageId == served?.messageId && preview?.text == served?.text,
+                "the channel shows \(preview?.messageId ?? 0) '\(preview?.text ?? "")', the service \(served?.messageId ?? 0) '\(served?.text ?? "")': \(context)"
+            )
         }
         for subject in subjects {
             let succeeded = await checkInvariants(subject.collection, subject.recorder, context: context)

@@ -42,10 +42,12 @@ extension ChatStore {
 
     /// One cached channel.
     func channel(_ channelURL: String) throws -> Channel? {
-        try read { db in
-            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM channel WHERE channel_url = ?"), arguments: [channelURL])
-                .map(Self.channel(from:))
-        }
+        try read { db in try Self.channel(channelURL, in: db) }
+    }
+
+    static func channel(_ channelURL: String, in db: Database) throws -> Channel? {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM channel WHERE channel_url = ?"), arguments: [channelURL])
+            .map(Self.channel(from:))
     }
 
     /// Cached channels that match `query`, in its order, read by keyset: those that sort

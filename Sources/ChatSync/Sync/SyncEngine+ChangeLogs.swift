@@ -58,7 +58,7 @@ extension SyncEngine {
         // Also the ones the cache does not hold: `message(reqId:)` may answer them.
         for message in updated { refreshSyncedLately(message) }
         let chunks = try chunks(of: channelURL)
-        let refreshed = try store.write { db -> [Message] in
+        let (refreshed, preview) = try store.write { db -> ([Message], Message?) in
             // Messages the cache holds are refreshed, and so are messages new to it inside a
             // range it holds as complete (one added to history while the app was away);
             // the others arrive with later syncs. An edit never moves a message in time; a
@@ -72,20 +72,22 @@ extension SyncEngine {
             try ChatStore.upsertMessages(held, in: db)
             for id in logs.deletedMessageIds { _ = try ChatStore.deleteMessage(channelURL: channelURL, messageId: id, in: db) }
             try ChatStore.setSyncToken(logs.token, scope: ChatStore.messageTokenScope(channelURL), in: db)
-            return held
+            // Read here, not in a transaction of its own: most pages leave the preview alone.
+            let changesSome = !updated.isEmpty || !logs.deletedMessageIds.isEmpty
+            return (held, changesSome ? try ChatStore.channel(channelURL, in: db)?.lastMessage : nil)
         }
         noteCacheWrites(refreshed.count)
         noteDeleted(channelURL: channelURL, messageIds: logs.deletedMessageIds)
         for view in views(of: channelURL) { view.remove(messageIds: Set(logs.deletedMessageIds)) }
         try resolveOwnUpdates(refreshed, in: channelURL)
         refreshViews(channelURL, with: refreshed)
-        try notePreviewChanges(channelURL: channelURL, updated: refreshed, deleted: logs.deletedMessageIds)
+        if let preview { notePreviewChanges(channelURL: channelURL, preview: preview, updated: updated, deleted: logs.deletedMessageIds) }
     }
 
-    /// Change logs that edit or delete the channel's last message change its preview, as
-    /// real-time edits and deletions do (one read of the channel per page of change logs).
-    private func notePreviewChanges(channelURL: String, updated: [Message], deleted: [Int64]) throws {
-        guard !updated.isEmpty || !deleted.isEmpty, let last = try store.channel(channelURL)?.lastMessage else { return }
+    /// Change logs that edit or delete the channel's last message (`preview`, as cached)
+    /// change its preview, as real-time edits and deletions do, also when the cache holds
+    /// no copy of the message itself (a preview from a channel page).
+    private func notePreviewChanges(channelURL: String, preview last: Message, updated: [Message], deleted: [Int64]) {
         if deleted.contains(last.messageId) {
             noteChangedMessage(channelURL: channelURL, messageId: last.messageId, now: nil)
         } else if let edited = updated.last(where: { $0.messageId == last.messageId }) {

@@ -47,6 +47,9 @@ extension SyncEngine {
         guard let merged else { return true }
         try absorbHeld(channelURL, within: merged)
         if span.reachesNewest {
+            // The channel's newest message, as a real-time one would be: a catch-up brings
+            // what the connection missed, which channel change logs may not tell (failing).
+            if let newest = messages.max(by: { $0.sortKey < $1.sortKey }) { noteNewMessage(newest) }
             if mayGoLive {
                 try goLive(channelURL, at: span.end)
             } else if channels[channelURL]?.liveEdge == nil {
