@@ -233,10 +233,33 @@ extension Scenarios {
 
     /// Channels cached and open; the user goes offline, half their messages are edited and
     /// half deleted on the server; back online, the change logs bring every view up to date.
-    /// Timed from the reconnect to the last view's last event. The baseline applies the same
-    /// edits and deletions with raw statements, a page of `syncBatchSize` per transaction.
+    /// Timed from the reconnect to the last view's last event, over several rounds (the
+    /// median is reported). The baseline applies the same edits and deletions with raw
+    /// statements, a page of `syncBatchSize` per transaction, as many rounds.
     func changeLogsAfterADayOffline() async throws -> Result {
-        let (channelCount, perChannel) = sizes.changeLogs
+        let (channelCount, perChannel, rounds) = sizes.changeLogs
+        var times: [Double] = []
+        var raws: [Double] = []
+        var changes = 0
+        for _ in 0..<rounds {
+            let (elapsed, count) = try await oneDayOffline(channelCount: channelCount, perChannel: perChannel)
+            times.append(elapsed)
+            changes = count
+            raws.append(try await rawDayOffline(channelCount: channelCount, perChannel: perChannel))
+        }
+        let (elapsed, raw) = (Sample(values: times).median, Sample(values: raws).median)
+        let rate = Double(changes) / (elapsed / 1_000_000)
+        return Result(
+            scenario:
+                "11. change logs after a day offline: \(changes.formatted()) edits and deletions across \(channelCount) open channels",
+            ours: String(format: "%.0f changes/s (%@, median of %d)", rate, format(elapsed), rounds),
+            baseline: String(format: "%.0f changes/s", Double(changes) / (raw / 1_000_000)), ratio: ratio(elapsed, raw),
+            target: "≥ 50,000 changes/s", met: rate >= 50_000)
+    }
+
+    /// One round of scenario 11: answers the time from the reconnect to the last view's
+    /// last event, and the number of changes.
+    private func oneDayOffline(channelCount: Int, perChannel: Int) async throws -> (Double, Int) {
         let server = SimulatedChatServer()
         let channels = (0..<channelCount).map { "day\($0)" }
         for channel in channels {
@@ -282,14 +305,19 @@ extension Scenarios {
         let elapsed = reconnected.duration(to: counter.state.withLock { $0.done! }).microseconds
         for collection in collections { await collection.remove() }
         await manager.close()
+        return (elapsed, changes)
+    }
 
+    /// The baseline of one round of scenario 11.
+    private func rawDayOffline(channelCount: Int, perChannel: Int) async throws -> Double {
+        let channels = (0..<channelCount).map { "day\($0)" }
         let rawFile = path("day-raw.sqlite")
         try await CacheBuilder.build(at: rawFile, channels: channels, perChannel: perChannel)
         let database = try RawSQLite(path: rawFile)
         let update = try database.prepare("UPDATE message SET text = ?, updated_at = ? WHERE channel_url = ? AND message_id = ?")
         let delete = try database.prepare("DELETE FROM message WHERE channel_url = ? AND message_id = ?")
         let batch = SyncManagerOptions().syncBatchSize
-        let raw = try await measure {
+        return try await measure {
             var messageId: Int64 = 0
             for channel in channels {
                 for start in stride(from: 0, to: perChannel, by: batch) {
@@ -312,12 +340,5 @@ extension Scenarios {
                 }
             }
         }
-        let rate = Double(changes) / (elapsed / 1_000_000)
-        return Result(
-            scenario:
-                "11. change logs after a day offline: \(changes.formatted()) edits and deletions across \(channelCount) open channels",
-            ours: String(format: "%.0f changes/s (%@)", rate, format(elapsed)),
-            baseline: String(format: "%.0f changes/s", Double(changes) / (raw / 1_000_000)), ratio: ratio(elapsed, raw),
-            target: "≥ 50,000 changes/s", met: rate >= 50_000)
     }
 }
