@@ -32,7 +32,11 @@ extension ChannelCollectionTests {
         var random = SeededGenerator(seed: seed)
         // The service refuses the channel change-log token when the schedule says so (it
         // expired on a real backend), from a generator of its own.
-        let (harness, tokens) = try await Harness.makeWrapped(seed: seed) { ChannelTokenRefusing($0) }
+        let (harness, tokens) = try await Harness.makeWrapped(seed: seed) { ChannelTokenRefusing(OperationFaults($0)) }
+        let ownWrites = try #require(tokens.base as? OperationFaults)
+        await ownWrites.refuseOnly { [server = harness.server] channelURL, messageId in
+            await server.messages(in: channelURL).contains { $0.messageId == messageId }
+        }
         var expiries = SeededGenerator(seed: seed &+ 13_000_000)
         let query = Self.randomQuery(seed: seed, using: &random)
         var created = 0
@@ -137,6 +141,9 @@ extension ChannelCollectionTests {
         // her queued writes until they land, through pages, change logs and clears. Drawn
         // apart too.
         var ownPreviews = SeededGenerator(seed: seed &+ 20_000_000)
+        // One time in three, the service refuses those writes for good (whenever they
+        // reach it: after a clear too): the preview goes back to the service's. Drawn apart.
+        var refusals = SeededGenerator(seed: seed &+ 21_000_000)
         for _ in 0..<30 {
             let target = created > 0 ? "c\(Int.random(in: 0..<created, using: &random))" : Harness.channel
             let exists = await harness.server.channel(target).map { $0.memberIds.contains("alice") } ?? false
@@ -221,7 +228,8 @@ extension ChannelCollectionTests {
                 log.append("rename \(url) while paused")
             default: break
             }
-            try await Self.changeOwnLastMessageWhilePaused(harness, collection, random: &ownPreviews, log: &log, running: &running)
+            try await Self.changeOwnLastMessageWhilePaused(
+                harness, collection, ownWrites, random: &ownPreviews, refusals: &refusals, log: &log, running: &running)
             let lifted = try await Self.liftUnheldChannelOverAFlakyLink(
                 harness, tokens, collection, created: created, random: &flakyLogs, log: &log)
             if Int.random(in: 0..<4, using: &screens) == 0 {
@@ -375,10 +383,16 @@ extension ChannelCollectionTests {
     /// Online, one time in four: alice sends a message to a listed channel of hers, reads
     /// it into the cache, pauses, and edits it once or twice or deletes it (after an edit
     /// or not). Half the time she resumes at once; otherwise the writes wait, paused, for
-    /// the schedule's next resume.
+    /// the schedule's next resume. One time in three (`refusals`) the service refuses
+    /// them for good when they reach it; it stops refusing once none is queued.
     static func changeOwnLastMessageWhilePaused(
-        _ harness: Harness, _ collection: ChannelCollection, random: inout SeededGenerator, log: inout [String], running: inout Bool
+        _ harness: Harness, _ collection: ChannelCollection, _ faults: OperationFaults, random: inout SeededGenerator,
+        refusals: inout SeededGenerator, log: inout [String], running: inout Bool
     ) async throws {
+        if try harness.manager.engine.store.operations().isEmpty {
+            await faults.refuseEdits(with: nil)
+            await faults.refuseDeletions(with: nil)
+        }
         guard running, Int.random(in: 0..<4, using: &random) == 0 else { return }
         var listed: [String] = []
         for channel in await collection.channels where await harness.server.channel(channel.channelURL)?.hasMember("alice") == true {
@@ -395,8 +409,17 @@ extension ChannelCollectionTests {
             last.senderId == "alice", last.text == text,
             try harness.manager.engine.store.message(channelURL: target, messageId: last.messageId) != nil
         else { return }
-        await harness.manager.pauseSync()
         var done: [String] = []
+        let refused = Int.random(in: 0..<3, using: &refusals) == 0
+        if refused {
+            let refusal = ChatServiceError.permanent(.forbidden, "not allowed")
+            await faults.refuseEdits(with: refusal)
+            await faults.refuseDeletions(with: refusal)
+        }
+        // Half the refused writes are made online: their refusal comes with no reconnect's
+        // change logs after it to mend a preview it left wrong.
+        let paused = !refused || Bool.random(using: &refusals)
+        if paused { await harness.manager.pauseSync() }
         for index in 0..<Int.random(in: 1...2, using: &random) {
             if Int.random(in: 0..<3, using: &random) == 0 {
                 try await harness.manager.deleteMessage(messageId: last.messageId, channelURL: target)
@@ -408,8 +431,11 @@ extension ChannelCollectionTests {
             done.append("edit")
         }
         let resumed = Bool.random(using: &random)
-        if resumed { await harness.manager.resumeSync() } else { running = false }
-        log.append("send to \(target) and read it, pause, \(done.joined(separator: " and ")) it\(resumed ? ", resume" : "")")
+        if paused, resumed { await harness.manager.resumeSync() }
+        if paused, !resumed { running = false }
+        log.append(
+            "send to \(target) and read it, \(paused ? "pause, " : "")\(done.joined(separator: " and ")) it\(refused ? " (to be refused)" : "")\(paused && resumed ? ", resume" : "")"
+        )
     }
 
     /// When the list has paged to the service's end and runs online, one time in three:

@@ -61,6 +61,9 @@ extension OutboxModelTests {
         await applyFaults(server, faulty: faulty, locked: locked)
         log.append(
             "send w\(step) with its echo held\(landsAnEditFirst ? ", an edit," : ""), then a refused \(deleting ? "deletion" : "edit")")
+        // The answer made it the channel's preview (unless a newer message is known): the
+        // undo reaches the preview too.
+        let previewed = try engine.store.channel(Harness.channel)?.lastMessage?.messageId == awaited.messageId
         if deleting {
             try await harness.manager.deleteMessage(messageId: awaited.messageId, channelURL: Harness.channel)
         } else {
@@ -83,6 +86,13 @@ extension OutboxModelTests {
                 "a refused write of a message awaiting its echo is undone where it is shown: \(listed) \(failed) \(context())")
         }
         await checkListedAlike(everyView, context: context())
+        if previewed {
+            let preview = try engine.store.channel(Harness.channel)?.lastMessage
+            #expect(
+                preview?.messageId == awaited.messageId && preview?.text == confirmedText && preview?.isEditPending == false,
+                "a refused write of a message awaiting its echo is undone in the channel's preview: \(String(describing: preview)) \(context())"
+            )
+        }
         await late.collection.remove()
         await server.releaseEvents(for: "alice")
         return draft.reqId

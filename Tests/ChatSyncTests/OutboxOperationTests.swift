@@ -21,6 +21,14 @@ actor OperationFaults: ForwardingChatService {
 
     func refuseEdits(with error: ChatServiceError?) { editError = error }
     func refuseDeletions(with error: ChatServiceError?) { deletionError = error }
+
+    /// Whether a refusal applies to a message (`nil`: to every one). Any other goes on to
+    /// the service, as a real service answers a write to a message it no longer holds
+    /// (`notFound`) whatever it would refuse otherwise.
+    private var refusalApplies: (@Sendable (_ channelURL: String, _ messageId: Int64) async -> Bool)?
+    func refuseOnly(where applies: @escaping @Sendable (_ channelURL: String, _ messageId: Int64) async -> Bool) {
+        refusalApplies = applies
+    }
     /// Runs once after the next lost answer's request was applied, before it is lost.
     private var beforeLosing: (@Sendable () async -> Void)?
     func loseAnswers(_ count: Int, before: (@Sendable () async -> Void)? = nil) {
@@ -61,7 +69,7 @@ actor OperationFaults: ForwardingChatService {
     func updateMessage(channelURL: String, messageId: Int64, text: String, operationId: String) async throws -> Message {
         log.append("edit \(messageId) \(text)")
         if holding { await withCheckedContinuation { held.append($0) } }
-        if let editError { throw editError }
+        if let editError, await refusalApplies?(channelURL, messageId) ?? true { throw editError }
         let answer = try await base.updateMessage(channelURL: channelURL, messageId: messageId, text: text, operationId: operationId)
         try await loseAnswerIfAsked()
         return answer
@@ -70,7 +78,7 @@ actor OperationFaults: ForwardingChatService {
     func deleteMessage(channelURL: String, messageId: Int64, operationId: String) async throws {
         log.append("delete \(messageId)")
         if holding { await withCheckedContinuation { held.append($0) } }
-        if let deletionError { throw deletionError }
+        if let deletionError, await refusalApplies?(channelURL, messageId) ?? true { throw deletionError }
         try await base.deleteMessage(channelURL: channelURL, messageId: messageId, operationId: operationId)
         try await loseAnswerIfAsked()
     }
