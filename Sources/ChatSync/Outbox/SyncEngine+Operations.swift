@@ -9,9 +9,7 @@ extension SyncEngine {
         try checkOpen()
         try Self.checkKey(channelURL, named: "channelURL")
         guard messageId > 0 else { throw SyncManagerError(.invalidParameter, "a synced message needs a positive messageId") }
-        let found =
-            try store.message(channelURL: channelURL, messageId: messageId) ?? awaitedEcho(channelURL: channelURL, messageId: messageId)
-        guard let message = found else {
+        guard let message = try confirmedCopy(channelURL: channelURL, messageId: messageId) else {
             throw SyncManagerError(.invalidParameter, "message \(messageId) of \(channelURL) is not in the cache")
         }
         guard message.isSent(by: userId) else {
@@ -21,6 +19,12 @@ extension SyncEngine {
             throw SyncManagerError(.invalidParameter, "message \(messageId) is being deleted")
         }
         return message
+    }
+
+    /// A message as the service last confirmed it to this device: cached, or answered and
+    /// waiting for its echo.
+    func confirmedCopy(channelURL: String, messageId: Int64) throws -> Message? {
+        try store.message(channelURL: channelURL, messageId: messageId) ?? awaitedEcho(channelURL: channelURL, messageId: messageId)
     }
 
     /// A message of this device the service answered for, still waiting for its echo:

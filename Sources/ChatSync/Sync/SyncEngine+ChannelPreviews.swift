@@ -121,10 +121,9 @@ extension SyncEngine {
             // An ask answered before the deletion landed may name the message again now
             // that no queued deletion hides it: it yields to this word.
             channelLists.noteLastMessageChanged(channelURL)
-            guard
-                let deleted = try store.message(channelURL: channelURL, messageId: messageId)
-                    ?? awaitedEcho(channelURL: channelURL, messageId: messageId)
-            else { return try askForThePreviewUnlessKnown(channelURL: channelURL, standIn: nil, gone: nil) }
+            guard let deleted = try confirmedCopy(channelURL: channelURL, messageId: messageId) else {
+                return try askForThePreviewUnlessKnown(channelURL: channelURL, standIn: nil, gone: nil)
+            }
             guard (channel.lastMessage?.sortKey ?? .min) < deleted.sortKey else { return }
             try askForThePreviewUnlessKnown(channelURL: channelURL, standIn: channel.lastMessage, gone: deleted)
         } catch {
