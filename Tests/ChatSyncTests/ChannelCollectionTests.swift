@@ -167,19 +167,26 @@ struct ChannelCollectionTests {
     /// was edited or deleted meanwhile, or that has a new one; while they fail, the message
     /// change logs and the catch-up of an open channel tell it too, and the list's preview
     /// follows them. (The Outbox model finds both with its channel change logs unanswered.)
-    @Test(arguments: ["edited", "deleted", "posted"])
+    /// "edited, not cached": the collection is open on the channel's oldest messages, so
+    /// the cache does not hold the last one that the change logs edit.
+    @Test(arguments: ["edited", "deleted", "posted", "edited, not cached"])
     func anOpenChannelsSyncChangesThePreviewWhileChannelChangeLogsFail(change: String) async throws {
-        let (harness, tokens) = try await Harness.makeWrapped(history: 3) { ChannelTokenRefusing($0) }
+        let (harness, tokens) = try await Harness.makeWrapped(history: 30) { ChannelTokenRefusing($0) }
         await harness.online()
         let list = try await harness.manager.channelCollection()
         _ = try await list.fetch()
-        let messages = try await harness.manager.messageCollection(channelURL: Harness.channel)
+        let oldest = try #require(await harness.server.messages(in: Harness.channel).first)
+        let messages = try await harness.manager.messageCollection(
+            channelURL: Harness.channel, viewpoint: change == "edited, not cached" ? oldest.createdAt + 1 : .max, limit: 5)
         _ = try await messages.fetchSucceededMessages(.previous)
         await harness.settle()
         let last = try #require(await harness.server.channel(Harness.channel)?.lastMessage)
         await harness.manager.pauseSync()
+        let cachedLast = try harness.manager.engine.store.message(channelURL: Harness.channel, messageId: last.messageId)
+        #expect(change != "edited, not cached" || cachedLast == nil, "the last message is not cached")
         switch change {
-        case "edited": _ = try await harness.server.update(messageId: last.messageId, channelURL: Harness.channel, text: "edited")
+        case "edited", "edited, not cached":
+            _ = try await harness.server.update(messageId: last.messageId, channelURL: Harness.channel, text: "edited")
         case "deleted": try await harness.server.delete(messageId: last.messageId, channelURL: Harness.channel)
         default: try await harness.server.post(.text("while away"), from: "bob", to: Harness.channel)
         }

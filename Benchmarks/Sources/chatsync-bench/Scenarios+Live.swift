@@ -269,7 +269,8 @@ extension Scenarios {
             }
         }
         let file = path("day.sqlite")
-        try? FileManager.default.removeItem(atPath: file)
+        // A round that failed may have left its journal behind: it must not replay into this one.
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
         let manager = try await SyncManager(userId: "alice", service: server.service(for: "alice"), databasePath: file)
         await manager.resumeSync()
         let counter = ChangeCounter()

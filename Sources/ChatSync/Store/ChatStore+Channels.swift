@@ -45,6 +45,7 @@ extension ChatStore {
         try read { db in try Self.channel(channelURL, in: db) }
     }
 
+    /// One cached channel, read in the caller's transaction.
     static func channel(_ channelURL: String, in db: Database) throws -> Channel? {
         try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM channel WHERE channel_url = ?"), arguments: [channelURL])
             .map(Self.channel(from:))

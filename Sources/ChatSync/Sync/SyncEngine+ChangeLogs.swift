@@ -72,7 +72,8 @@ extension SyncEngine {
             try ChatStore.upsertMessages(held, in: db)
             for id in logs.deletedMessageIds { _ = try ChatStore.deleteMessage(channelURL: channelURL, messageId: id, in: db) }
             try ChatStore.setSyncToken(logs.token, scope: ChatStore.messageTokenScope(channelURL), in: db)
-            // Read here, not in a transaction of its own: most pages leave the preview alone.
+            // Read here, saving a read transaction per page; `noteChangedMessage` reads the
+            // channel again before it changes anything (what follows may change it first).
             let changesSome = !updated.isEmpty || !logs.deletedMessageIds.isEmpty
             return (held, changesSome ? try ChatStore.channel(channelURL, in: db)?.lastMessage : nil)
         }

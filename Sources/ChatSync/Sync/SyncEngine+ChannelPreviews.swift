@@ -2,16 +2,23 @@
 
 extension SyncEngine {
     /// A new message of a cached channel becomes its `lastMessage`, which moves it in
-    /// lists ordered by latest message.
-    func noteNewMessage(_ message: Message) {
+    /// lists ordered by latest message. An older copy of the preview's own message (an
+    /// echo, or a page, made before an edit the preview shows) does not.
+    ///
+    /// - Parameter learningOfNewChannels: whether a message of a channel the cache does
+    ///   not hold makes open lists ask the channel change logs for it (a real-time one).
+    func noteNewMessage(_ message: Message, learningOfNewChannels: Bool = true) {
         do {
             guard var channel = try store.channel(message.channelURL) else {
                 // A channel the cache does not know yet: open lists learn of it (and of its
                 // new place) from the channel change logs.
-                if !channelLists.views.isEmpty { refreshChannelListsSoon() }
+                if learningOfNewChannels, !channelLists.views.isEmpty { refreshChannelListsSoon() }
                 return
             }
-            if let last = channel.lastMessage, last.messageId != message.messageId, last.sortKey > message.sortKey { return }
+            if let last = channel.lastMessage {
+                if last.messageId != message.messageId, last.sortKey > message.sortKey { return }
+                if last.messageId == message.messageId, last.updatedAt > message.updatedAt { return }
+            }
             var latest = message.asSynced
             latest.file?.localPath = nil
             let before = channel.lastMessage
