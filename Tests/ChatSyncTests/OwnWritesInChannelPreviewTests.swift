@@ -92,6 +92,25 @@ struct OwnWritesInChannelPreviewTests {
         await harness.manager.close()
     }
 
+    /// Alice's edit lands while her message still waits for its echo; the echo, made
+    /// before the edit, comes after it: the preview keeps the edit (an older copy of the
+    /// preview's own message does not replace it).
+    @Test func anEchoOlderThanALandedEditLeavesTheEditInTheList() async throws {
+        let (harness, _, list, _) = try await setUp()
+        await harness.server.holdEvents(for: "alice")
+        let sent = try await harness.manager.sendMessage(.text("third"), channelURL: Harness.channel)
+        await harness.settle()
+        let answered = try #require(await harness.manager.engine.outbox.awaitingEcho[sent.reqId], "answered, its echo held")
+        _ = try await harness.manager.updateMessage(messageId: answered.messageId, channelURL: Harness.channel, text: "third, edited")
+        await harness.settle()
+        #expect(await preview(list)?.text == "third, edited", "the landed edit shows")
+        await harness.server.releaseEvents(for: "alice")
+        await harness.settle()
+        let shown = await preview(list)
+        #expect(shown?.messageId == answered.messageId && shown?.text == "third, edited", "\(String(describing: shown))")
+        await harness.manager.close()
+    }
+
     /// A write refused after a clear has no cached message to undo to, while the first page
     /// after the clear showed the write in the channel's preview: the service is asked for
     /// it (a review found the refused text, or no preview, left there).
