@@ -13,7 +13,7 @@ enum CacheBuilder {
 
     /// One channel of `count` messages for each name in `channels`, each channel one complete chunk.
     static func build(at path: String, channels: [String], perChannel count: Int) async throws {
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        RawSQLite.removeDatabase(at: path)
         let manager = try await SyncManager(userId: "bench", service: SimulatedChatServer().service(for: "bench"), databasePath: path)
         await manager.close()
         let database = try RawSQLite(path: path)

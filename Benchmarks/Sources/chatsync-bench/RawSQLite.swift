@@ -15,6 +15,12 @@ final class RawSQLite {
 
     deinit { sqlite3_close_v2(handle) }
 
+    /// Removes a database file with its journal: a run that failed may have left a WAL
+    /// behind, which would replay into the next file of that name.
+    static func removeDatabase(at path: String) {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
     func exec(_ sql: String) throws {
         guard sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else {
             throw BenchError("\(sql.prefix(60)): \(String(cString: sqlite3_errmsg(handle)))")

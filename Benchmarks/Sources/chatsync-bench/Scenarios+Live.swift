@@ -269,8 +269,7 @@ extension Scenarios {
             }
         }
         let file = path("day.sqlite")
-        // A round that failed may have left its journal behind: it must not replay into this one.
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
+        RawSQLite.removeDatabase(at: file)
         let manager = try await SyncManager(userId: "alice", service: server.service(for: "alice"), databasePath: file)
         await manager.resumeSync()
         let counter = ChangeCounter()

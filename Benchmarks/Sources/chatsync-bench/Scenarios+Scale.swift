@@ -28,7 +28,7 @@ extension Scenarios {
         for _ in 0..<rounds {
             for (run, limit) in [nil, capacity].enumerated() {
                 let file = path("bounded-\(limit ?? 0).sqlite")
-                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
+                RawSQLite.removeDatabase(at: file)
                 var options = SyncManagerOptions()
                 options.messageStoreCapacity = limit
                 let manager = try await SyncManager(
@@ -83,7 +83,6 @@ extension Scenarios {
         for _ in 0..<rounds {
             for (run, limit) in [nil, capacity].enumerated() {
                 let file = path("bounded-raw.sqlite")
-                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
                 try await CacheBuilder.build(at: file, channels: [], perChannel: 0)
                 let database = try RawSQLite(path: file)
                 let insert = try database.prepare("INSERT INTO message (\(CacheBuilder.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
