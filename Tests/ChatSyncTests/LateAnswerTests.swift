@@ -89,4 +89,42 @@ struct LateAnswerTests {
         #expect(try harness.manager.engine.store.message(channelURL: Harness.channel, messageId: below.messageId) == nil)
         await harness.manager.close()
     }
+
+    /// As above, but the deletion and the edit reach the app through the change logs of a
+    /// return (alice was away), not in real time, while the page is still on its way.
+    @Test(arguments: [true, false])
+    func aPageAnsweredBeforeChangeLogsOfAReturnDoesNotUndoThem(deletes: Bool) async throws {
+        let (harness, late) = try await Harness.makeWrapped(history: 30) { LateMessageAnswers(base: $0) }
+        await harness.online()
+        let collection = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 10)
+        await late.holdNextAnswer()
+        let fetch = Task { try await collection.fetchSucceededMessages(.previous) }
+        #expect(await eventually { await late.isHolding })
+        // The fetch took the channel's change-log token first. A message of the page on its
+        // way: not cached yet, nothing to change when the logs arrive.
+        #expect(try harness.manager.engine.store.syncToken(scope: ChatStore.messageTokenScope(Harness.channel)) != nil)
+        let target = try #require(await harness.server.messages(in: Harness.channel).last)
+        await harness.server.setOnline(false, for: "alice")
+        await harness.settle()
+        if deletes {
+            try await harness.server.delete(messageId: target.messageId, channelURL: Harness.channel)
+        } else {
+            try await harness.server.update(messageId: target.messageId, channelURL: Harness.channel, text: "edited while away")
+        }
+        await harness.server.setOnline(true, for: "alice")
+        await harness.settle()
+        await late.release()
+        _ = try await fetch.value
+        await harness.settle()
+        let view = await collection.succeededMessages.first { $0.messageId == target.messageId }
+        let cached = try harness.manager.engine.store.message(channelURL: Harness.channel, messageId: target.messageId)
+        if deletes {
+            #expect(view == nil, "a message the change logs deleted is not shown")
+            #expect(cached == nil, "nor cached")
+        } else {
+            #expect(view?.text == "edited while away", "the view shows the change logs' edit, not the page's older copy")
+            #expect(cached?.text == "edited while away")
+        }
+        await harness.manager.close()
+    }
 }

@@ -1,5 +1,5 @@
-/// One channel's requests in flight, and what real time told meanwhile that their answers
-/// cannot know.
+/// One channel's requests in flight, and what the engine learnt meanwhile (in real time,
+/// from change logs or look-ups) that their answers cannot know.
 ///
 /// Kept apart from ``ChannelSyncState``, which a channel's removal or `clearCache()`
 /// resets while requests are still out: only a request's own start and end change these
@@ -10,8 +10,8 @@ struct RequestsInFlight {
     var answersAwaited = 0
     /// Of those, page requests that may prove the channel live.
     var liveCapable = 0
-    /// Real-time deletions, and edits by message id (the newest version of each),
-    /// received while a request was in flight: its answer, made before them, may name
+    /// Deletions, and edits by message id (the newest version of each), learnt while a
+    /// request was in flight, whichever way they came: its answer, made before them, may name
     /// messages the cache did not hold yet, deleted or in an older version (see
     /// ``SyncEngine/laterThanTheAnswer(_:in:)``).
     var deletedWhileAsked: Set<Int64> = []

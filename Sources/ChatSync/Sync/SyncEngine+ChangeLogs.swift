@@ -55,8 +55,12 @@ extension SyncEngine {
         // The user's messages keep the request ids this device knows: a service may leave
         // them out of change logs as it may of echoes.
         let updated = try withKnownReqIds(laterThanTheAnswer(Self.sanitized(logs.updated, channelURL: channelURL), in: channelURL))
-        // Also the ones the cache does not hold: `message(reqId:)` may answer them.
-        for message in updated { refreshSyncedLately(message) }
+        // Also the ones the cache does not hold: `message(reqId:)` may answer them, and a
+        // page in flight may carry an older copy.
+        for message in updated {
+            refreshSyncedLately(message)
+            rememberEditForAnswersInFlight(message)
+        }
         let chunks = try chunks(of: channelURL)
         let (refreshed, preview) = try store.write { db -> ([Message], Message?) in
             // Messages the cache holds are refreshed, and so are messages new to it inside a

@@ -1,10 +1,10 @@
 // MARK: - Answers made before what the engine learnt while they travelled
 
 extension SyncEngine {
-    /// A page's messages as they stand now: the service made the page before real-time
-    /// deletions and edits that reached the engine while it travelled, and the cache may
-    /// not have held those messages then (nothing to delete or update). A message deleted
-    /// since stays out (it would otherwise come back, and no change log would name it
+    /// A page's messages as they stand now: the service made the page before deletions
+    /// and edits that reached the engine while it travelled (in real time, or in the
+    /// change logs of a return), and the cache may not have held those messages then
+    /// (nothing to delete or update). A message deleted since stays out (it would otherwise come back, and no change log would name it
     /// again); an older version of a message edited since gives way to the newer one.
     func laterThanTheAnswer(_ messages: [Message], in channelURL: String) -> [Message] {
         guard let requests = inFlight[channelURL], !requests.deletedWhileAsked.isEmpty || !requests.editedWhileAsked.isEmpty
@@ -17,5 +17,15 @@ extension SyncEngine {
             }
             return message
         }
+    }
+
+    /// An edit learnt while requests of its channel are out (in real time or from change
+    /// logs): their answers, made before it, may carry an older copy, which yields to this
+    /// one. The newest edit of each message is kept.
+    func rememberEditForAnswersInFlight(_ message: Message) {
+        guard let requests = inFlight[message.channelURL],
+            requests.editedWhileAsked[message.messageId]?.updatedAt ?? .min <= message.updatedAt
+        else { return }
+        inFlight[message.channelURL]?.editedWhileAsked[message.messageId] = message.asSynced
     }
 }

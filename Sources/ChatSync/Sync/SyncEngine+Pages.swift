@@ -49,10 +49,9 @@ extension SyncEngine {
         if span.reachesNewest {
             // The channel's newest message, as a real-time one would be: a catch-up brings
             // what the connection missed, which channel change logs may not tell (failing).
-            // Not one deleted lately (by change logs answered while the page was out), and
-            // not a channel the cache does not hold: a list learns of that from its own logs.
-            let newest = messages.last { !outbox.deletedLately.contains(channelURL: channelURL, messageId: $0.messageId) }
-            if let newest { noteNewMessage(newest, learningOfNewChannels: false) }
+            // (Deleted meanwhile, it left `messages` above.) Not a channel the cache does not
+            // hold: a list learns of that from its own logs.
+            if let newest = messages.last { noteNewMessage(newest, learningOfNewChannels: false) }
             if mayGoLive {
                 try goLive(channelURL, at: span.end)
             } else if channels[channelURL]?.liveEdge == nil {

@@ -75,12 +75,7 @@ extension SyncEngine {
                 {
                     channels[message.channelURL]?.heldForLive[index] = message.asSynced
                 }
-                // An answer in flight may carry an older copy: the newest edit is kept for it.
-                if let requests = inFlight[message.channelURL],
-                    requests.editedWhileAsked[message.messageId]?.updatedAt ?? .min <= message.updatedAt
-                {
-                    inFlight[message.channelURL]?.editedWhileAsked[message.messageId] = message.asSynced
-                }
+                rememberEditForAnswersInFlight(message)
                 guard let cached = try store.message(channelURL: message.channelURL, messageId: message.messageId) else {
                     // Not cached, it may still be a listed channel's last message, whose preview follows it.
                     noteChangedMessage(channelURL: message.channelURL, messageId: message.messageId, now: message.asSynced)
@@ -104,7 +99,6 @@ extension SyncEngine {
     func applyDeleted(channelURL: String, messageIds: [Int64]) {
         let deleted = Set(messageIds)
         channels[channelURL]?.heldForLive.removeAll { deleted.contains($0.messageId) }
-        inFlight[channelURL]?.deletedWhileAsked.formUnion(deleted)
         noteDeleted(channelURL: channelURL, messageIds: messageIds)
         do {
             try store.write { db in
