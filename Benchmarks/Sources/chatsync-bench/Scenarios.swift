@@ -108,8 +108,17 @@ struct Scenarios {
         try await CacheBuilder.build(at: file, channels: channels, perChannel: sizes.bigCache.perChannel)
         try await CacheBuilder.sanityCheck(path: file, channel: "c1", expected: sizes.bigCache.perChannel)
         let target = channels[channels.count / 2]
+        // The bare query runs in the same loop, right after each of ours, so that both see
+        // the same phase of the machine: measured apart, the two medians came from moments
+        // whose speed differed by up to 2.5× and the ratio said more of that than of ChatSync.
+        let database = try RawSQLite(path: file)
+        let query = try database.prepare(
+            "SELECT \(CacheBuilder.columns) FROM message WHERE channel_url = ? AND (created_at, message_id) <= (?, ?) "
+                + "ORDER BY created_at DESC, message_id DESC LIMIT 50")
         var opens: [Double] = []
         var pages: [Double] = []
+        var raw: [Double] = []
+        var rawWarm = 0.0
         for _ in 0..<sizes.firstPageRuns {
             var manager: SyncManager?
             opens.append(
@@ -125,15 +134,24 @@ struct Scenarios {
                     delivered = await collection.messageCount
                 })
             guard delivered == 50 else { throw BenchError("first page delivered \(delivered)") }
+            // Warmed first, as it was measured back to back: the manager's open moved the
+            // file's change counter, so the first run reads the pages again.
+            for _ in 0..<3 {
+                let time = await measure {
+                    query.bind(1, target)
+                    query.bind(2, Int64.max)
+                    query.bind(3, Int64.max)
+                    blackHole(query.readRows(columns: 10))
+                }
+                rawWarm = time
+            }
+            raw.append(rawWarm)
             await manager!.close()
         }
-        let database = try RawSQLite(path: file)
-        let query = try database.prepare(
-            "SELECT \(CacheBuilder.columns) FROM message WHERE channel_url = ? AND (created_at, message_id) <= (?, ?) "
-                + "ORDER BY created_at DESC, message_id DESC LIMIT 50")
-        var raw: [Double] = []
+        // The bare query back to back, as it was measured before: for comparison only.
+        var backToBack: [Double] = []
         for _ in 0..<sizes.firstPageRuns {
-            raw.append(
+            backToBack.append(
                 await measure {
                     query.bind(1, target)
                     query.bind(2, Int64.max)
@@ -152,7 +170,10 @@ struct Scenarios {
             Result(
                 scenario: "2b. messageCollection + first page of 50 (\(sizes.bigCache.channels.formatted()) channels)",
                 ours: "\(format(page.median)) (p99 \(format(page.p99)))",
-                baseline: "\(format(Sample(values: raw).median)) (one range query)", ratio: ratio(page.median, Sample(values: raw).median),
+                baseline:
+                    "\(format(Sample(values: raw).median)) (one range query, run after each page; "
+                    + "\(format(Sample(values: backToBack).median)) back to back)",
+                ratio: ratio(page.median, Sample(values: raw).median),
                 target: "≤ 3× and ≤ 2 ms", met: page.median <= 2_000 && page.median <= 3 * Sample(values: raw).median),
         ]
     }
