@@ -8,9 +8,10 @@ extension MessageCollectionModelTests {
     /// slow link) while others delete, edit and post, in real time, and in a third of the
     /// steps while alice is away and every change-log token expires, so that her return
     /// drops the cached history, in another third while she is away and the change logs
-    /// of her return tell of the changes. Then the answer arrives: it knew less than the cache does
-    /// by then, and must bring back neither a deleted message nor a history the cache
-    /// dropped (the step's checks, after settling, compare the views with the service).
+    /// of her return tell of the changes. Then the answer arrives: it knew less than the
+    /// cache does by then, and must bring back neither a deleted message, nor an older copy
+    /// of an edited one, nor a history the cache dropped (the step's checks, after
+    /// settling, compare the views with the service).
     /// Answers whether the tokens expired.
     static func pageAnsweredBeforeChanges(
         _ harness: Harness, _ late: LateMessageAnswers, _ subjects: [ModelSubject], _ rare: inout RarePaths,

@@ -11,8 +11,8 @@ struct RequestsInFlight {
     /// Of those, page requests that may prove the channel live.
     var liveCapable = 0
     /// Deletions, and edits by message id (the newest version of each), learnt while a
-    /// request was in flight, whichever way they came: its answer, made before them, may name
-    /// messages the cache did not hold yet, deleted or in an older version (see
+    /// request was in flight, whichever way they came: its answer, made before them, may
+    /// name messages the cache did not hold yet, deleted or in an older version (see
     /// ``SyncEngine/laterThanTheAnswer(_:in:)``).
     var deletedWhileAsked: Set<Int64> = []
     var editedWhileAsked: [Int64: Message] = [:]

@@ -4,8 +4,9 @@ extension SyncEngine {
     /// A page's messages as they stand now: the service made the page before deletions
     /// and edits that reached the engine while it travelled (in real time, or in the
     /// change logs of a return), and the cache may not have held those messages then
-    /// (nothing to delete or update). A message deleted since stays out (it would otherwise come back, and no change log would name it
-    /// again); an older version of a message edited since gives way to the newer one.
+    /// (nothing to delete or update). A message deleted since stays out (it would
+    /// otherwise come back, and no change log would name it again); an older version of a
+    /// message edited since gives way to the newer one.
     func laterThanTheAnswer(_ messages: [Message], in channelURL: String) -> [Message] {
         guard let requests = inFlight[channelURL], !requests.deletedWhileAsked.isEmpty || !requests.editedWhileAsked.isEmpty
         else { return messages }
