@@ -3,8 +3,9 @@ import Testing
 
 @testable import ChatSync
 
-/// A page the service made before a change that reached the app first, in real time:
-/// the answer may not undo the change.
+/// A page the service made before a change that reached the app first (in real time,
+/// through a return's change logs, or as the answer to the user's own edit): the answer
+/// may not undo the change.
 @Suite("Answers that arrive late", .capturingLogs)
 struct LateAnswerTests {
     /// Found by the model test's late-answer step (seeds 223, 379, 790 of 1,000 without the fix).
@@ -125,6 +126,49 @@ struct LateAnswerTests {
             #expect(view?.text == "edited while away", "the view shows the change logs' edit, not the page's older copy")
             #expect(cached?.text == "edited while away")
         }
+        await harness.manager.close()
+    }
+
+    /// A page made before the user's own edit landed, arriving after it with its echo held,
+    /// leaves the edit in the cache and the views. Pins the path a reviewer doubted: for a
+    /// cached message the store keeps the newer copy (this passes without the edit being
+    /// recorded for answers in flight, which only a message awaiting its echo needs).
+    @Test func aPageAnsweredBeforeTheUsersOwnEditLandedKeepsTheEdit() async throws {
+        let (harness, late) = try await Harness.makeWrapped(history: 30, configure: { $0.syncBatchSize = 5 }) {
+            LateMessageAnswers(base: $0)
+        }
+        let server = harness.server
+        let mine = try await server.post(.text("mine"), from: "alice", to: Harness.channel)
+        for index in 0..<3 { try await server.post(.text("after \(index)"), from: "bob", to: Harness.channel) }
+        await harness.online()
+        // The newest five are cached, alice's among them.
+        let newest = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 5)
+        _ = try await newest.fetchSucceededMessages(.previous)
+        await harness.settle()
+        #expect(try harness.manager.engine.store.message(channelURL: Harness.channel, messageId: mine.messageId) != nil)
+        // A view just below them fetches newer messages: its page reaches alice's message,
+        // and is held on its way.
+        let all = await server.messages(in: Harness.channel)
+        let below = try #require(all.last { $0.sortKey < mine.sortKey && $0.messageId < mine.messageId - 1 })
+        let history = try await harness.manager.messageCollection(channelURL: Harness.channel, viewpoint: below.createdAt, limit: 5)
+        await late.holdNextAnswer()
+        let fetch = Task { try await history.fetchSucceededMessages(.next) }
+        #expect(await eventually { await late.isHolding })
+        // Her edit lands; its echo is held (it may never come).
+        await server.holdEvents(for: "alice")
+        _ = try await harness.manager.updateMessage(messageId: mine.messageId, channelURL: Harness.channel, text: "mine, edited")
+        await harness.settle()
+        #expect(try harness.manager.engine.store.operations().isEmpty, "the edit landed")
+        await late.release()
+        _ = try await fetch.value
+        await harness.settle()
+        let cached = try harness.manager.engine.store.message(channelURL: Harness.channel, messageId: mine.messageId)
+        #expect(cached?.text == "mine, edited", "the page's older copy does not undo the landed edit")
+        for view in [newest, history] {
+            let shown = await view.succeededMessages.first { $0.messageId == mine.messageId }
+            #expect(shown == nil || shown?.text == "mine, edited", "no view shows the older text: \(String(describing: shown))")
+        }
+        await server.releaseEvents(for: "alice")
         await harness.manager.close()
     }
 }

@@ -60,6 +60,9 @@ extension SyncEngine {
         // the cache takes the answer in case that deletion fails and the message returns.
         _ = forget(queued)
         refreshSyncedLately(answer)  // also when the cache does not hold it
+        // A page in flight may carry the copy before it, and the store keeps a newer copy
+        // only of a message it holds (one awaiting its echo it does not).
+        rememberEditForAnswersInFlight(answer)
         let confirmed = try store.landEdit(operationId: queued.id, answer: answer)
         if let awaited = awaitedEcho(channelURL: answer.channelURL, messageId: answer.messageId) {
             // Still waiting for its echo, it is shown from the answer kept for it: that

@@ -49,8 +49,9 @@ extension SyncEngine {
         if span.reachesNewest {
             // The channel's newest message, as a real-time one would be: a catch-up brings
             // what the connection missed, which channel change logs may not tell (failing).
-            // (Deleted meanwhile, it left `messages` above.) Not a channel the cache does not
-            // hold: a list learns of that from its own logs.
+            // (Deleted meanwhile, whichever way the engine learnt it, it left `messages`
+            // above.) Not a channel the cache does not hold: a list learns of that from its
+            // own logs.
             if let newest = messages.last { noteNewMessage(newest, learningOfNewChannels: false) }
             if mayGoLive {
                 try goLive(channelURL, at: span.end)
@@ -135,6 +136,8 @@ extension SyncEngine {
     /// Messages a page proved deleted leave the views and are remembered as deleted.
     private func forgetRemoved(_ removed: [Int64], in channelURL: String) {
         guard !removed.isEmpty else { return }
+        // Deleted on the service: another page in flight, made before, may still name them.
+        inFlight[channelURL]?.deletedWhileAsked.formUnion(removed)
         forgetSyncedLately(channelURL: channelURL, messageIds: removed)
         for view in views(of: channelURL) { view.remove(messageIds: Set(removed)) }
     }

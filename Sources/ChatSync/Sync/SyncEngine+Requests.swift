@@ -29,8 +29,9 @@ extension SyncEngine {
     }
 
     /// Counts a request for the channel's messages or change logs, for the duration of
-    /// `body`: real-time deletions and edits of the channel are remembered meanwhile, for
-    /// its answer (see ``laterThanTheAnswer(_:in:)``), and forgotten when none is awaited.
+    /// `body`: deletions and edits of the channel learnt meanwhile (in real time, from
+    /// change logs, other pages or the user's own writes landing) are remembered for its
+    /// answer (see ``laterThanTheAnswer(_:in:)``), and forgotten when none is awaited.
     func whileAwaitingAnswers<T>(_ channelURL: String, _ body: () async throws -> T) async rethrows -> T {
         requestStarted(channelURL, liveCapable: false)
         defer { requestEnded(channelURL, liveCapable: false) }
