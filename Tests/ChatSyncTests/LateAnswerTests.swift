@@ -8,16 +8,21 @@ import Testing
 /// may not undo the change.
 @Suite("Answers that arrive late", .capturingLogs)
 struct LateAnswerTests {
-    /// Found by the model test's late-answer step (seeds 223, 379, 790 of 1,000 without the fix).
-    @Test func aPageAnsweredBeforeARealTimeDeletionDoesNotBringTheMessageBack() async throws {
+    /// Online with 30 messages, a collection of ten at the newest asks for its first page,
+    /// whose answer is held on its way. Answers the fetch in flight.
+    private static func newestPageHeld() async throws -> (Harness, LateMessageAnswers, MessageCollection, Task<Bool, any Error>) {
         let (harness, late) = try await Harness.makeWrapped(history: 30) { LateMessageAnswers(base: $0) }
         await harness.online()
         let collection = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 10)
-        let recorder = EventRecorder()
-        await collection.setHandler(recorder)
         await late.holdNextAnswer()
         let fetch = Task { try await collection.fetchSucceededMessages(.previous) }
         #expect(await eventually { await late.isHolding })
+        return (harness, late, collection, fetch)
+    }
+
+    /// Found by the model test's late-answer step (seeds 223, 379, 790 of 1,000 without the fix).
+    @Test func aPageAnsweredBeforeARealTimeDeletionDoesNotBringTheMessageBack() async throws {
+        let (harness, late, collection, fetch) = try await Self.newestPageHeld()
         let newest = try #require(await harness.server.messages(in: Harness.channel).last)
         try await harness.server.delete(messageId: newest.messageId, channelURL: Harness.channel)
         await harness.settle()
@@ -32,12 +37,7 @@ struct LateAnswerTests {
 
     /// Found by the same step (seeds 39, 281, 517, 768, 861 of 1,000 without the fix).
     @Test func aPageAnsweredBeforeARealTimeEditShowsTheEdit() async throws {
-        let (harness, late) = try await Harness.makeWrapped(history: 30) { LateMessageAnswers(base: $0) }
-        await harness.online()
-        let collection = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 10)
-        await late.holdNextAnswer()
-        let fetch = Task { try await collection.fetchSucceededMessages(.previous) }
-        #expect(await eventually { await late.isHolding })
+        let (harness, late, collection, fetch) = try await Self.newestPageHeld()
         // The message is not cached yet: the edit has nothing to update when it arrives.
         let newest = try #require(await harness.server.messages(in: Harness.channel).last)
         try await harness.server.update(messageId: newest.messageId, channelURL: Harness.channel, text: "edited in flight")
@@ -95,12 +95,7 @@ struct LateAnswerTests {
     /// return (alice was away), not in real time, while the page is still on its way.
     @Test(arguments: [true, false])
     func aPageAnsweredBeforeChangeLogsOfAReturnDoesNotUndoThem(deletes: Bool) async throws {
-        let (harness, late) = try await Harness.makeWrapped(history: 30) { LateMessageAnswers(base: $0) }
-        await harness.online()
-        let collection = try await harness.manager.messageCollection(channelURL: Harness.channel, limit: 10)
-        await late.holdNextAnswer()
-        let fetch = Task { try await collection.fetchSucceededMessages(.previous) }
-        #expect(await eventually { await late.isHolding })
+        let (harness, late, collection, fetch) = try await Self.newestPageHeld()
         // The fetch took the channel's change-log token first. A message of the page on its
         // way: not cached yet, nothing to change when the logs arrive.
         #expect(try harness.manager.engine.store.syncToken(scope: ChatStore.messageTokenScope(Harness.channel)) != nil)
