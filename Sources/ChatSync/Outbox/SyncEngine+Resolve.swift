@@ -205,8 +205,7 @@ extension SyncEngine {
     /// The service deleted messages of `channelURL`: remembered for answers that name
     /// them later, and any echo of them awaited ends.
     func noteDeleted(channelURL: String, messageIds: [Int64]) {
-        // Answers in flight, made before, may name them (see `laterThanTheAnswer`).
-        inFlight[channelURL]?.deletedWhileAsked.formUnion(messageIds)
+        rememberDeletionsForAnswersInFlight(messageIds, in: channelURL)
         forgetSyncedLately(channelURL: channelURL, messageIds: messageIds)
         settleOperations(ofDeleted: messageIds, in: channelURL)
         guard !outbox.awaitingEcho.isEmpty else { return }

@@ -29,4 +29,11 @@ extension SyncEngine {
         else { return }
         inFlight[message.channelURL]?.editedWhileAsked[message.messageId] = message.asSynced
     }
+
+    /// Deletions learnt while requests of their channel are out (in real time, from change
+    /// logs, look-ups, the user's own deletion landing, or a page's authoritative span):
+    /// those answers, made before, may still name them.
+    func rememberDeletionsForAnswersInFlight(_ messageIds: some Sequence<Int64>, in channelURL: String) {
+        inFlight[channelURL]?.deletedWhileAsked.formUnion(messageIds)
+    }
 }

@@ -137,7 +137,7 @@ extension SyncEngine {
     private func forgetRemoved(_ removed: [Int64], in channelURL: String) {
         guard !removed.isEmpty else { return }
         // Deleted on the service: another page in flight, made before, may still name them.
-        inFlight[channelURL]?.deletedWhileAsked.formUnion(removed)
+        rememberDeletionsForAnswersInFlight(removed, in: channelURL)
         forgetSyncedLately(channelURL: channelURL, messageIds: removed)
         for view in views(of: channelURL) { view.remove(messageIds: Set(removed)) }
     }
