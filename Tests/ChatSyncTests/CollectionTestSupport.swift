@@ -209,6 +209,26 @@ final class EventRecorder: MessageCollectionHandler {
     var failedOperations: [OutboxOperation] {
         events.compactMap { if case .operationFailed(let operation, _) = $0 { operation } else { nil } }
     }
+    /// Messages the succeeded list showed in an older version after a newer one, as
+    /// (id, the newer version's `updatedAt`, the older's): a message's service version
+    /// only moves forward, so showing it go back means an answer made before an edit
+    /// undid the edit, however briefly (a check after settling would not see it). The
+    /// user's own edits shown before they landed (`isEditPending`) are not service
+    /// versions, and are left out.
+    var versionsShownGoingBack: [(messageId: Int64, shown: Int64, later: Int64)] {
+        var newest: [Int64: Int64] = [:]
+        var back: [(messageId: Int64, shown: Int64, later: Int64)] = []
+        for case .succeeded(let action, let messages) in events where action == .insert || action == .update {
+            for message in messages where !message.isEditPending {
+                if let shown = newest[message.messageId], message.updatedAt < shown {
+                    back.append((message.messageId, shown, message.updatedAt))
+                } else {
+                    newest[message.messageId] = message.updatedAt
+                }
+            }
+        }
+        return back
+    }
     var succeededEvents: [(MessageEventAction, [Message])] {
         events.compactMap { if case .succeeded(let a, let m) = $0 { (a, m) } else { nil } }
     }
@@ -331,6 +351,10 @@ func checkInvariants(
     let inFlight = recorder.removedForLimitsWhileNotFailed
     #expect(
         inFlight.isEmpty, "the failed list's limits removed a message being resent: \(inFlight) \(context)",
+        sourceLocation: sourceLocation)
+    let wentBack = recorder.versionsShownGoingBack
+    #expect(
+        wentBack.isEmpty, "a message shown in an older version after a newer one: \(wentBack) \(context)",
         sourceLocation: sourceLocation)
     let capacity = await collection.engine.options.messageCollectionCapacity
     #expect(succeeded.count <= capacity, "a view holds at most its capacity, \(capacity) \(context)", sourceLocation: sourceLocation)
