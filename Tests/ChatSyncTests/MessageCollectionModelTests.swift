@@ -90,6 +90,7 @@ struct MessageCollectionModelTests {
         var log: [String] = []
         var historyResets = 0
         var expiries = 0
+        var deletions = DeletedMessageWatch()
 
         for step in 0..<40 {
             let subject = subjects.randomElement(using: &random)!
@@ -216,6 +217,9 @@ struct MessageCollectionModelTests {
             try await rare.check(
                 harness, subjects, online: online, running: running, context: "seed \(seed) step \(step) \(log.suffix(10))")
             let truth = await server.messages(in: Harness.channel)
+            deletions.check(
+                subjects, settledOnline: online && running, serverMessages: truth,
+                context: "seed \(seed) step \(step) \(log.suffix(10))")
             for subject in subjects {
                 let succeeded = await checkInvariants(
                     subject.collection, subject.recorder, context: "seed \(seed) step \(step) \(log.suffix(10))")

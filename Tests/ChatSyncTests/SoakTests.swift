@@ -263,6 +263,11 @@ struct SoakTests {
                 state.historyDropped.formUnion(state.sent.filter { dropped == nil || $0.channelURL == dropped }.map(\.reqId))
             }
             try await check(harness, subjects, state: state, context: context(step, state.log))
+            var everywhere: [Message] = []
+            for channelURL in Self.channels { everywhere += await server.messages(in: channelURL) }
+            state.deletions.check(
+                subjects.map(\.model), settledOnline: state.online && state.running, serverMessages: everywhere,
+                context: context(step, state.log))
             await checkViewsAtNewest(harness, subjects, state: &state, context: context(step, state.log))
         }
 
@@ -290,6 +295,8 @@ struct SoakTests {
         /// refused change-log token, a cleared cache): `message(reqId:)` forgot them with it.
         var historyDropped: Set<String> = []
         var policy = MessageResendPolicy.manual
+        /// Deleted messages must not come back into a view, even for a moment.
+        var deletions = DeletedMessageWatch()
         /// Every message the engine failed, in a channel with a view or not.
         let failures = FailureLog()
         var online = true
