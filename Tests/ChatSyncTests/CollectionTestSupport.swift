@@ -209,19 +209,31 @@ final class EventRecorder: MessageCollectionHandler {
     var failedOperations: [OutboxOperation] {
         events.compactMap { if case .operationFailed(let operation, _) = $0 { operation } else { nil } }
     }
-    /// Messages the succeeded list showed in an older version after a newer one, as
-    /// (id, the newer version's `updatedAt`, the older's): a message's service version
-    /// only moves forward, so showing it go back means an answer made before an edit
-    /// undid the edit, however briefly (a check after settling would not see it). The
-    /// user's own edits shown before they landed (`isEditPending`) are not service
-    /// versions, and are left out.
+    /// Messages shown in an older version after a newer one, as (id, the newer version's
+    /// `updatedAt`, the older's): a message's service version only moves forward, so
+    /// showing it go back means an answer made before an edit undid the edit, however
+    /// briefly (a check after settling would not see it). Every list counts: a message
+    /// of the user's answered and awaiting its echo is shown in the pending or failed list
+    /// in its service version (`messageId` set), and its echo moves it to the succeeded
+    /// list. The user's own edits shown before they landed (`isEditPending`) are not
+    /// service versions, and are left out.
+    ///
+    /// It sees a version going back, not an older one shown first: an answer made before
+    /// an edit, for a message no list showed yet, is for the checks after settling.
     var versionsShownGoingBack: [(messageId: Int64, shown: Int64, later: Int64)] {
         var newest: [Int64: Int64] = [:]
         var back: [(messageId: Int64, shown: Int64, later: Int64)] = []
-        for case .succeeded(let action, let messages) in events where action == .insert || action == .update {
-            for message in messages where !message.isEditPending {
-                if let shown = newest[message.messageId], message.updatedAt < shown {
-                    back.append((message.messageId, shown, message.updatedAt))
+        for event in events {
+            let shown: [Message]
+            switch event {
+            case .succeeded(.insert, let messages), .succeeded(.update, let messages): shown = messages
+            case .pending(.insert, let messages), .pending(.update, let messages): shown = messages.filter { $0.messageId > 0 }
+            case .failed(.insert, let messages, _), .failed(.update, let messages, _): shown = messages.filter { $0.messageId > 0 }
+            default: continue
+            }
+            for message in shown where !message.isEditPending {
+                if let seen = newest[message.messageId], message.updatedAt < seen {
+                    back.append((message.messageId, seen, message.updatedAt))
                 } else {
                     newest[message.messageId] = message.updatedAt
                 }

@@ -80,7 +80,14 @@ extension SyncEngine {
         if let awaited = outbox.awaitingEcho[message.reqId], awaited.channelURL == message.channelURL,
             awaited.messageId == message.messageId
         {
-            _ = outbox.endAwaitingEcho(message.reqId)
+            // An edit of the user's that landed while the echo travelled left a newer answer
+            // kept for it than the echo, made before that edit: the echo gives way to it, or
+            // the message would show its older text until the edit's own event came.
+            if let kept = outbox.endAwaitingEcho(message.reqId), kept.createdAt == message.createdAt,
+                kept.updatedAt > message.updatedAt
+            {
+                message = kept
+            }
             for view in views(of: message.channelURL) {
                 view.removePending(message.reqId)
                 view.removeFailed(message.reqId, reason: .removeResendSucceeded)
