@@ -263,11 +263,16 @@ struct SoakTests {
                 state.historyDropped.formUnion(state.sent.filter { dropped == nil || $0.channelURL == dropped }.map(\.reqId))
             }
             try await check(harness, subjects, state: state, context: context(step, state.log))
+            // The watch learns deletions only where the engine surely knows them all: a step
+            // settled online on a healthy link, every channel's change logs applied.
             var everywhere: [Message] = []
-            for channelURL in Self.channels { everywhere += await server.messages(in: channelURL) }
+            var synced = state.online && state.running && !(state.faulty || state.faultsInForce || state.outageInForce)
+            for channelURL in Self.channels {
+                everywhere += await server.messages(in: channelURL)
+                if synced { synced = await harness.manager.engine.changeLogsApplied(channelURL) }
+            }
             state.deletions.check(
-                subjects.map(\.model), settledOnline: state.online && state.running, serverMessages: everywhere,
-                context: context(step, state.log))
+                subjects.map(\.model), settledOnline: synced, serverMessages: everywhere, context: context(step, state.log))
             await checkViewsAtNewest(harness, subjects, state: &state, context: context(step, state.log))
         }
 
