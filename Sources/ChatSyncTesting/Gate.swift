@@ -9,4 +9,12 @@ struct Gate {
         waiting.removeAll()
         for continuation in released { continuation.resume() }
     }
+
+    /// Lets the waiter at `index` (in arrival order) go on alone and keeps holding the
+    /// rest; answers whether there was one.
+    mutating func releaseOne(at index: Int) -> Bool {
+        guard waiting.indices.contains(index) else { return false }
+        waiting.remove(at: index).resume()
+        return true
+    }
 }

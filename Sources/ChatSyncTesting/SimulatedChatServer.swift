@@ -69,6 +69,7 @@ public actor SimulatedChatServer {
     var requestGate = Gate()
     var uploadGate = Gate()
     var readAnswerGate = Gate()
+    var writeAnswerGate = Gate()
     /// Every send request's (channel, reqId) in arrival order, repeats included.
     public internal(set) var sendLog: [(channelURL: String, reqId: String)] = []
     /// How many edit and deletion requests arrived with each operation id, repeats
@@ -143,6 +144,36 @@ public actor SimulatedChatServer {
     func waitWhileReadAnswersHeld() async {
         guard readAnswerGate.isHolding else { return }
         await withCheckedContinuation { readAnswerGate.waiting.append($0) }
+    }
+
+    /// Lets the held read answer at `index` (in the order they were held, below
+    /// ``heldReadAnswerCount``) arrive alone, the others still held: answers made in one
+    /// order that reach the client in another. Answers whether one was held there.
+    @discardableResult
+    public func releaseReadAnswer(at index: Int) -> Bool { readAnswerGate.releaseOne(at: index) }
+
+    /// Makes the answers of writes (sends, edits and deletions, their errors too) wait on
+    /// their way, after the server applied them and told every client in real time, until
+    /// ``releaseWriteAnswers()`` or ``releaseWriteAnswer(at:)``: a slow link on which the
+    /// echo of a message comes before the answer to its send, and answers of several
+    /// lanes and channels may be let through in any order.
+    public func holdWriteAnswers() { writeAnswerGate.isHolding = true }
+
+    /// Lets held write answers (and later ones) arrive.
+    public func releaseWriteAnswers() { writeAnswerGate.release() }
+
+    /// Lets the held write answer at `index` (in the order they were held, below
+    /// ``heldWriteAnswerCount``) arrive alone, the others still held. Answers whether one
+    /// was held there.
+    @discardableResult
+    public func releaseWriteAnswer(at index: Int) -> Bool { writeAnswerGate.releaseOne(at: index) }
+
+    /// How many answers are waiting on ``holdWriteAnswers()``.
+    public var heldWriteAnswerCount: Int { writeAnswerGate.waiting.count }
+
+    func waitWhileWriteAnswersHeld() async {
+        guard writeAnswerGate.isHolding else { return }
+        await withCheckedContinuation { writeAnswerGate.waiting.append($0) }
     }
 
     func waitWhileUploadsHeld() async {
