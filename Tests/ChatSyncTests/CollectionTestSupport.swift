@@ -248,6 +248,9 @@ final class EventRecorder: MessageCollectionHandler {
     /// Edits reported failed while the view still showed them pending: replaying the
     /// events up to each `.operationFailed` of an edit, its message must no longer show the
     /// failed text as pending (the undo comes first; Guarantees: Edits and deletions).
+    /// Edits are told apart by their text: the generators give the edits of one message
+    /// distinct texts, since a second queued edit with the failed one's text rightly keeps
+    /// it shown.
     var failuresReportedBeforeTheirUndo: [OutboxOperation] {
         var shown: [Int64: Message] = [:]
         var early: [OutboxOperation] = []

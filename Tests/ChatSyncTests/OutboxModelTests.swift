@@ -92,6 +92,8 @@ struct OutboxModelTests {
         // A send stored by the service whose answer a broken connection lost, then (across a
         // relaunch or not) the app cancels it: drawn apart too.
         var cancels = SeededGenerator(seed: seed &+ 60_000)
+        // Answers let through one by one in an order of their own, drawn apart too.
+        var crossed = SeededGenerator(seed: seed &+ 100_000)
         // "bad" texts are refused from the first step on, however long it takes before the
         // step sets the faults (a burst's sends may reach the service first).
         await Self.applyFaults(server, faulty: false)
@@ -208,6 +210,12 @@ struct OutboxModelTests {
                     }
                 }
                 log.append("burst queued \(shape)")
+            }
+            if Int.random(in: 0..<6, using: &crossed) == 0 {
+                let crossedSends = try await Self.crossedAnswers(
+                    harness, subjects, attachment: attachment, step: step, written: &written, withdrawn: &withdrawn,
+                    random: &crossed, log: &log)
+                sent += crossedSends.map { Sent(reqId: $0.reqId, lane: $0.lane, permanent: false, text: $0.text) }
             }
             try await listsFetchedAgain(subjects, random: &refetches, log: &log)
             let before = "seed \(seed) step \(step): \(log.suffix(6))"

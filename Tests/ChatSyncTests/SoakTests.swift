@@ -56,10 +56,19 @@ struct SoakTests {
 
     @Test(arguments: 0..<batchCount)
     func randomSchedulesKeepEveryPromise(batch: Int) async throws {
-        await ScheduleSeeds.soak.run(batch: batch, of: Self.batchCount) { try await runSchedule(seed: $0) }
+        let crossed = LockedState(0)
+        await ScheduleSeeds.soak.run(batch: batch, of: Self.batchCount) { seed in
+            let count = try await runSchedule(seed: seed)
+            crossed.withLock { $0 += count }
+        }
+        // The crossed answers must have crossed: answers let through ahead of others held before them.
+        if ScheduleSeeds.soak.batch(batch, of: Self.batchCount).count >= 50 {
+            #expect(crossed.withLock { $0 } > 0, "no answer was let through ahead of an older one in batch \(batch)")
+        }
     }
 
-    private func runSchedule(seed: UInt64) async throws {
+    /// Runs one schedule; answers how many answers it let through ahead of older ones.
+    private func runSchedule(seed: UInt64) async throws -> Int {
         var random = SeededGenerator(seed: seed &+ 1_000_000)
         var network = SeededGenerator(seed: seed &+ 2_000_000)
         var paths = SeededGenerator(seed: seed &+ 3_000_000)
@@ -79,6 +88,8 @@ struct SoakTests {
         var refetches = SeededGenerator(seed: seed &+ 17_000_000)
         // Answers made at once and arriving late, from a generator of their own too.
         var lateAnswers = SeededGenerator(seed: seed &+ 18_000_000)
+        // Answers let through one by one in an order of their own, from a generator of its own too.
+        var crossed = SeededGenerator(seed: seed &+ 22_000_000)
         // The cache cleared under the schedule, from a generator of its own too.
         var clears = SeededGenerator(seed: seed &+ 19_000_000)
         let capacity = Self.capacity(using: &browsing)
@@ -239,6 +250,9 @@ struct SoakTests {
             if Int.random(in: 0..<8, using: &lateAnswers) == 0 {
                 try await self.lateAnswers(harness, subjects, step: step, random: &lateAnswers, state: &state)
             }
+            if Int.random(in: 0..<8, using: &crossed) == 0 {
+                try await crossedAnswers(harness, subjects, attachment: attachment, step: step, random: &crossed, state: &state)
+            }
             if Int.random(in: 0..<10, using: &clears) == 0 {
                 try await cacheCleared(&harness, &subjects, random: &clears, state: &state)
             }
@@ -284,11 +298,14 @@ struct SoakTests {
         try await harness.resendFailedAndSettle(retryableOnly: true)
         try await checkFinal(harness, state: state, policy: policy, context: context(30, state.log))
         await harness.manager.close()
+        return state.answersCrossed
     }
 
     /// What a schedule has done so far.
     struct SoakState {
         var sent: [Sent] = []
+        /// Answers the crossed-answers step let through while an older one stayed held.
+        var answersCrossed = 0
         var withdrawn: Set<String> = []  // cancelled or deleted by the app
         /// Cancelled before they ever failed: never on the service (API §4.6: what the
         /// service may already hold cannot be cancelled).
@@ -380,7 +397,7 @@ struct SoakTests {
     /// Alice edits or deletes one of her messages on the server, in any connection state:
     /// it goes through the outbox. Refused (an invalid parameter) only when her cache
     /// does not hold the message or its deletion is queued.
-    private func ownEditOrDelete(
+    func ownEditOrDelete(
         _ target: Message, step: Int, harness: Harness, random: inout SeededGenerator, state: inout SoakState
     ) async throws {
         let ref = MessageRef(target)
