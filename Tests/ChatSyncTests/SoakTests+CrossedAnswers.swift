@@ -6,7 +6,7 @@ import Testing
 /// The soak's crossed answers: the service makes and applies each answer at once, but the
 /// answers of reads and writes (sends of both lanes in several channels, alice's edits and
 /// deletions, fetches of several views, their errors too) reach the app one by one in an
-/// order drawn apart from the order they were made in, while others post, edit and delete.
+/// order drawn apart from the order they were made in, while others post and edit.
 /// The other generators hold answers and let them all through together, which delivers
 /// them in the order they were made.
 extension SoakTests {
