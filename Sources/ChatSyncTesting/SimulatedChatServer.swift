@@ -153,7 +153,7 @@ public actor SimulatedChatServer {
     public func releaseReadAnswer(at index: Int) -> Bool { readAnswerGate.releaseOne(at: index) }
 
     /// Makes the answers of writes (sends, edits and deletions, their errors too) wait on
-    /// their way, after the server applied them and told every client in real time, until
+    /// their way, after the server applied them (their real-time events go out as usual), until
     /// ``releaseWriteAnswers()`` or ``releaseWriteAnswer(at:)``: a slow link on which the
     /// echo of a message comes before the answer to its send, and answers of several
     /// lanes and channels may be let through in any order.
@@ -171,9 +171,14 @@ public actor SimulatedChatServer {
     /// How many answers are waiting on ``holdWriteAnswers()``.
     public var heldWriteAnswerCount: Int { writeAnswerGate.waiting.count }
 
-    func waitWhileWriteAnswersHeld() async {
-        guard writeAnswerGate.isHolding else { return }
-        await withCheckedContinuation { writeAnswerGate.waiting.append($0) }
+    /// Runs a write and holds its outcome (its answer, or the error it ends in) while
+    /// ``holdWriteAnswers()`` holds answers. The write and the hold happen in one turn of
+    /// the server, so held answers queue in the order the server made them, and a write
+    /// nobody holds costs no extra trip to it.
+    func answeringLate<Answer: Sendable>(_ write: @Sendable (isolated SimulatedChatServer) throws -> Answer) async throws -> Answer {
+        let outcome = Result { try write(self) }
+        if writeAnswerGate.isHolding { await withCheckedContinuation { writeAnswerGate.waiting.append($0) } }
+        return try outcome.get()
     }
 
     func waitWhileUploadsHeld() async {

@@ -22,15 +22,6 @@ public struct SimulatedChatService: ChatService {
         return answer
     }
 
-    /// A write's outcome (its answer, or the error it ends in), settled already at the
-    /// server, waits on its way while ``SimulatedChatServer/holdWriteAnswers()`` holds it.
-    private func answeredLate<Answer: Sendable>(_ write: () async throws -> Answer) async throws -> Answer {
-        let outcome: Result<Answer, any Error>
-        do { outcome = .success(try await write()) } catch { outcome = .failure(error) }
-        await server.waitWhileWriteAnswersHeld()
-        return try outcome.get()
-    }
-
     /// Fetches messages around a position.
     public func fetchMessages(_ query: MessageQuery) async throws -> MessagePage {
         try await delay()
@@ -52,7 +43,7 @@ public struct SimulatedChatService: ChatService {
     /// Sends a message, idempotently by `(channelURL, reqId)`.
     public func sendMessage(_ request: SendMessageRequest) async throws -> Message {
         try await delay()
-        return try await answeredLate { try await server.handleSend(request, as: userId) }
+        return try await server.answeringLate { server in try server.handleSend(request, as: userId) }
     }
 
     /// Uploads a file, reporting progress in steps of 10 %.
@@ -65,16 +56,16 @@ public struct SimulatedChatService: ChatService {
     /// Edits one of the user's own messages, once per operation id.
     public func updateMessage(channelURL: String, messageId: Int64, text: String, operationId: String) async throws -> Message {
         try await delay()
-        return try await answeredLate {
-            try await server.handleUpdate(channelURL: channelURL, messageId: messageId, text: text, operationId: operationId, as: userId)
+        return try await server.answeringLate { server in
+            try server.handleUpdate(channelURL: channelURL, messageId: messageId, text: text, operationId: operationId, as: userId)
         }
     }
 
     /// Deletes one of the user's own messages, once per operation id.
     public func deleteMessage(channelURL: String, messageId: Int64, operationId: String) async throws {
         try await delay()
-        try await answeredLate {
-            try await server.handleDelete(channelURL: channelURL, messageId: messageId, operationId: operationId, as: userId)
+        try await server.answeringLate { server in
+            try server.handleDelete(channelURL: channelURL, messageId: messageId, operationId: operationId, as: userId)
         }
     }
 
