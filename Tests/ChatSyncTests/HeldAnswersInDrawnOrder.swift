@@ -6,26 +6,39 @@ extension SimulatedChatServer {
     /// Lets the held read and write answers through one at a time, each time any held one
     /// (up to `limit` of them), then all the rest: answers made in one order reach the
     /// client in another. Each one let through may let a new request in (a lane's next
-    /// message, a fetch's next page), which joins the draw. Answers how many were let
-    /// through while an older one of their kind stayed held.
-    func releaseHeldAnswersInDrawnOrder(limit: Int = 16, random: inout SeededGenerator, log: inout [String]) async -> Int {
-        var crossed = 0
+    /// message, a fetch's next page), which joins the draw. Answers how many reads and
+    /// how many writes were let through while an older one of their kind stayed held.
+    ///
+    /// How many answers are held when it starts depends on how far the requests got, so
+    /// the number of draws does too: callers give it a generator of the step's own, which
+    /// keeps the schedule's later draws what the seed made them.
+    func releaseHeldAnswersInDrawnOrder(
+        limit: Int = 16, random: inout SeededGenerator, log: inout [String]
+    ) async -> (reads: Int, writes: Int) {
+        var crossed = (reads: 0, writes: 0)
         for _ in 0..<limit {
             let (reads, writes) = (heldReadAnswerCount, heldWriteAnswerCount)
             guard reads + writes > 0 else { break }
             let pick = Int.random(in: 0..<(reads + writes), using: &random)
             if pick < reads {
                 releaseReadAnswer(at: pick)
+                if pick > 0 { crossed.reads += 1 }
                 log.append("  a read's answer (\(pick + 1) of \(reads), \(writes) writes held)")
             } else {
                 releaseWriteAnswer(at: pick - reads)
+                if pick > reads { crossed.writes += 1 }
                 log.append("  a write's answer (\(pick - reads + 1) of \(writes), \(reads) reads held)")
             }
-            if pick != 0 && pick != reads { crossed += 1 }
             for _ in 0..<Int.random(in: 0...40, using: &random) { await Task.yield() }
         }
+        releaseAllAnswers()
+        return crossed
+    }
+
+    /// Lets every held read and write answer through: the end of a step that held them,
+    /// also when it throws half-way (a held answer would otherwise stay parked).
+    func releaseAllAnswers() {
         releaseReadAnswers()
         releaseWriteAnswers()
-        return crossed
     }
 }

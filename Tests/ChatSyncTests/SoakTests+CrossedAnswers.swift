@@ -5,7 +5,7 @@ import Testing
 
 /// The soak's crossed answers: the service makes and applies each answer at once, but the
 /// answers of reads and writes (sends of both lanes in several channels, alice's edits and
-/// deletions, fetches of several views, their errors too) reach the app one by one in an
+/// deletions, their errors too, and fetches of several views) reach the app one by one in an
 /// order drawn apart from the order they were made in, while others post and edit.
 /// The other generators hold answers and let them all through together, which delivers
 /// them in the order they were made.
@@ -17,6 +17,19 @@ extension SoakTests {
         let server = harness.server
         await server.holdReadAnswers()
         await server.holdWriteAnswers()
+        do {
+            try await crossAnswers(harness, subjects, attachment: attachment, step: step, random: &random, state: &state)
+        } catch {
+            await server.releaseAllAnswers()
+            throw error
+        }
+    }
+
+    private func crossAnswers(
+        _ harness: Harness, _ subjects: [Subject], attachment: String, step: Int, random: inout SeededGenerator,
+        state: inout SoakState
+    ) async throws {
+        let server = harness.server
         state.log.append("crossed answers:")
         var fetches: [(subject: Subject, direction: Direction, fetch: FetchUnderway)] = []
         for index in 0..<Int.random(in: 2...6, using: &random) {
@@ -63,7 +76,9 @@ extension SoakTests {
         for _ in 0..<200 { await Task.yield() }
         // A later lane's send answered before an earlier channel's, a page before the send
         // answered first, an edit's answer after the next send's.
-        state.answersCrossed += await server.releaseHeldAnswersInDrawnOrder(random: &random, log: &state.log)
+        let crossed = await server.releaseHeldAnswersInDrawnOrder(random: &random, log: &state.log)
+        state.answersCrossed.reads += crossed.reads
+        state.answersCrossed.writes += crossed.writes
         for (subject, direction, fetch) in fetches {
             await fetched(harness, subject, direction, hasMore: await fetch.hasMore, state: &state)
         }
