@@ -2,6 +2,21 @@ import ChatSyncTesting
 
 @testable import ChatSync
 
+/// Runs `body` while the server holds its read and write answers, and lets every held
+/// one through if `body` throws: a crossed-answers step opens so, and lets the answers
+/// through with ``SimulatedChatServer/releaseHeldAnswersInDrawnOrder(limit:random:log:)``
+/// before it returns. (A held answer left parked would stall the next seed's requests.)
+func withAnswersHeld<T>(on server: SimulatedChatServer, _ body: () async throws -> T) async throws -> T {
+    await server.holdReadAnswers()
+    await server.holdWriteAnswers()
+    do {
+        return try await body()
+    } catch {
+        await server.releaseAllAnswers()
+        throw error
+    }
+}
+
 extension SimulatedChatServer {
     /// Lets the held read and write answers through one at a time, each time any held one
     /// (up to `limit` of them), then all the rest: answers made in one order reach the

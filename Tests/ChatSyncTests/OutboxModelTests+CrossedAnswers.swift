@@ -20,16 +20,10 @@ extension OutboxModelTests {
         _ harness: Harness, _ subjects: [ModelSubject], attachment: String, step: Int, written: inout OwnWrites,
         withdrawn: inout Set<String>, random: inout SeededGenerator, log: inout [String]
     ) async throws -> [CrossedSend] {
-        let server = harness.server
-        await server.holdReadAnswers()
-        await server.holdWriteAnswers()
-        do {
-            return try await crossAnswers(
+        try await withAnswersHeld(on: harness.server) {
+            try await crossAnswers(
                 harness, subjects, attachment: attachment, step: step, written: &written, withdrawn: &withdrawn, random: &random,
                 log: &log)
-        } catch {
-            await server.releaseAllAnswers()
-            throw error
         }
     }
 

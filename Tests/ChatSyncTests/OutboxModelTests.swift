@@ -41,7 +41,8 @@ struct OutboxModelTests {
         defer { dir.cleanUp() }
         let attachment = try makeAttachment(in: dir)
         let policy = [MessageResendPolicy.none, .manual, .automatic][Int(seed % 3)]
-        var limits = SeededGenerator(seed: seed &+ 70_000)
+        // The failed list's cap, drawn apart from the texts' tails (seed + 70,000).
+        var limits = SeededGenerator(seed: seed &+ 110_000)
         let cap = SyncManagerOptions.failedListCap(using: &limits)
         var (harness, pages) = try await Harness.makeWrapped(
             seed: seed, databasePath: dir.path("cache.sqlite"),

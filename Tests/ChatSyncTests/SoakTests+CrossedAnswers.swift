@@ -14,14 +14,8 @@ extension SoakTests {
         _ harness: Harness, _ subjects: [Subject], attachment: String, step: Int, random: inout SeededGenerator,
         state: inout SoakState
     ) async throws {
-        let server = harness.server
-        await server.holdReadAnswers()
-        await server.holdWriteAnswers()
-        do {
+        try await withAnswersHeld(on: harness.server) {
             try await crossAnswers(harness, subjects, attachment: attachment, step: step, random: &random, state: &state)
-        } catch {
-            await server.releaseAllAnswers()
-            throw error
         }
     }
 
