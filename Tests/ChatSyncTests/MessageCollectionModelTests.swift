@@ -49,6 +49,8 @@ struct MessageCollectionModelTests {
         var offlineViews = SeededGenerator(seed: seed &+ 24_000_000)
         // A view's edge message deleted before a trim, then a message dated beside it, drawn apart too.
         var deletedEdges = SeededGenerator(seed: seed &+ 26_000_000)
+        // Answers let through one by one in an order of their own, drawn apart too.
+        var crossed = SeededGenerator(seed: seed &+ 27_000_000)
         let capacity = Int.random(in: 0..<4, using: &capacities) == 0 ? nil : 200
         let stepSize = Int.random(in: 1...40, using: &capacities)
         let (harness, late) = try await Harness.makeWrapped(
@@ -179,6 +181,13 @@ struct MessageCollectionModelTests {
                 if try await Self.pageAnsweredBeforeChanges(harness, late, subjects, &rare, random: &lateAnswers, log: &log) {
                     expiries += 1
                 }
+            }
+            if online, running, !rare.awaitsGapReports, Int.random(in: 0..<6, using: &crossed) == 0 {
+                // A generator per step: how many answers get held depends on the machine,
+                // so the step's draws must not move the later steps' ones.
+                var content = SeededGenerator(seed: crossed.next())
+                let crossings = try await Self.crossedAnswers(harness, subjects, &rare, step: step, random: &content, log: &log)
+                log.append("  crossed \(crossings.reads) reads, \(crossings.writes) writes")
             }
             if online, running, !rare.awaitsGapReports, Int.random(in: 0..<8, using: &freshProofs) == 0 {
                 try await Self.freshViewsProvenLiveOnAFlakyLink(harness, losses, &subjects, &rare, random: &freshProofs, log: &log)
