@@ -51,6 +51,8 @@ struct MessageCollectionModelTests {
         var deletedEdges = SeededGenerator(seed: seed &+ 26_000_000)
         // Answers let through one by one in an order of their own, drawn apart too.
         var crossed = SeededGenerator(seed: seed &+ 27_000_000)
+        // Empty views in history opened while away, then a message dated into their span, drawn apart too.
+        var emptyHistories = SeededGenerator(seed: seed &+ 28_000_000)
         let capacity = Int.random(in: 0..<4, using: &capacities) == 0 ? nil : 200
         let stepSize = Int.random(in: 1...40, using: &capacities)
         let (harness, late) = try await Harness.makeWrapped(
@@ -198,6 +200,11 @@ struct MessageCollectionModelTests {
             }
             if !(online && running), Bool.random(using: &offlineViews) {
                 try await Self.viewOpenedOfflineInHistory(harness, random: &offlineViews, log: &log, context: "seed \(seed) step \(step)")
+            }
+            if !(online && running), !rare.awaitsGapReports, Int.random(in: 0..<3, using: &emptyHistories) == 0 {
+                try await Self.emptyHistoryViewMeetsABackdatedMessage(
+                    harness, subjects, &rare, online: online, running: running, random: &emptyHistories, log: &log,
+                    context: "seed \(seed) step \(step)")
             }
             // Not while a gap report is awaited: the app's fetch would fill the gap first.
             if Int.random(in: 0..<6, using: &allNext) == 0, !rare.awaitsGapReports {

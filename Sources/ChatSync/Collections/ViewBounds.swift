@@ -17,6 +17,16 @@ struct ViewBounds {
     /// Messages down to `key` were delivered (a `.previous` page).
     mutating func extendLower(to key: MessageKey) { lower = min(lower ?? key, key) }
 
+    /// Every matching message from `key` up to where the read began was read, whether it
+    /// delivered any or not (a `.previous` read down to a cached range's start). A view
+    /// with no upper bound yet holds up to `upperIfUnset`, where that read began: with a
+    /// lower bound alone it would cover nothing, and a message dated into the span read
+    /// later would enter neither live nor by a fetch, both of which read outward from it.
+    mutating func readDown(to key: MessageKey, upperIfUnset: MessageKey) {
+        extendLower(to: key)
+        if upper == nil { upper = upperIfUnset }
+    }
+
     /// Messages up to `key` were delivered (a `.next` page, or the live edge moved on).
     mutating func extendUpper(to key: MessageKey) { upper = max(upper ?? key, key) }
 
