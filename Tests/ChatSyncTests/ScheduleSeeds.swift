@@ -58,6 +58,10 @@ struct ScheduleSeeds: Sendable {
     /// (SenderIdentityGeneratedTests).
     static let senderIdentity = ScheduleSeeds(
         name: "SENDER_IDENTITY", filter: "SenderIdentityGenerated", defaultCount: 100, regressions: [])
+    /// One message resent by its timers and by the app under the automatic policy, on a
+    /// test clock (AutomaticResendTimersGeneratedTests).
+    static let automaticResends = ScheduleSeeds(
+        name: "AUTOMATIC_RESENDS", filter: "AutomaticResendTimersGenerated", defaultCount: 100, regressions: [])
     /// The channel list's replay generator.
     static let channelList = ScheduleSeeds(name: "CHANNEL_LIST", filter: "ChannelCollection", defaultCount: 120, regressions: [])
 

@@ -31,6 +31,11 @@ struct OutboxBookkeeping {
     var restoredAutomaticResends = false
     /// Request ids being resent by the app (not by the automatic policy).
     private(set) var manualResends: Set<String> = []
+    /// The automatic resend each failed message waits for, by request id: a timer that
+    /// is no longer its message's (the app resent it first, or it failed again since)
+    /// finds another number here, or none, and does nothing.
+    private var resendTimers: [String: Int] = [:]
+    private var lastResendTimer = 0
     /// The last upload progress reported per request id, for throttling.
     var reportedProgress: [String: Double] = [:]
     /// Uploads in flight, so that cancelling a message cancels its upload.
@@ -166,7 +171,24 @@ struct OutboxBookkeeping {
     }
 
     /// The app asked to resend a failed message.
-    mutating func noteManualResend(_ reqId: String) { manualResends.insert(reqId) }
+    mutating func noteManualResend(_ reqId: String) {
+        manualResends.insert(reqId)
+        resendTimers[reqId] = nil
+    }
+
+    /// A new automatic resend of `reqId` is scheduled: it replaces any earlier one.
+    mutating func startResendTimer(_ reqId: String) -> Int {
+        lastResendTimer += 1
+        resendTimers[reqId] = lastResendTimer
+        return lastResendTimer
+    }
+
+    /// Whether `timer` is still the resend `reqId` waits for; if it is, it ends here.
+    mutating func endResendTimer(_ timer: Int, of reqId: String) -> Bool {
+        guard resendTimers[reqId] == timer else { return false }
+        resendTimers[reqId] = nil
+        return true
+    }
 
     /// The entry left the outbox because the service has it: every in-flight fact about
     /// it ends, and it is remembered as synced.
@@ -217,6 +239,7 @@ struct OutboxBookkeeping {
         earlierRunFailuresAsked.remove(reqId)
         awaitingReconciliation.remove(reqId)
         manualResends.remove(reqId)
+        resendTimers[reqId] = nil
         reportedProgress[reqId] = nil
         hostEndMarks[reqId] = nil
     }

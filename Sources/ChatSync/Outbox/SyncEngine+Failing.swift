@@ -62,16 +62,29 @@ extension SyncEngine {
     }
 
     /// Waits 2 s per resend already made (at most 10 s) on the injected clock, then
-    /// puts the message at the end of its lane.
+    /// puts the message at the end of its lane, unless the app resent it meanwhile or it
+    /// failed again (each failure that leaves resends schedules its own).
     private func scheduleAutomaticResend(_ entry: OutboxEntry) {
         let delay = Duration.seconds(min(2 * (entry.resendAttempts + 1), 10))
         let reqId = entry.reqId
+        let timer = outbox.startResendTimer(reqId)
         // The deadline is fixed now, when the failure is handled, not when the task starts.
         let wait = Self.sleeper(options.clock, for: delay)
         runInBackground { engine in
             do { try await wait() } catch { return }
-            try? await engine.requeue(reqId: reqId, manual: false)
+            try? await engine.resendAutomatically(reqId: reqId, timer: timer)
         }
+    }
+
+    /// The automatic resend of `reqId` that `timer` waited for, if it is still the one
+    /// the message waits for and the failure it follows is retryable: a timer that
+    /// outlived the app's own resend used to send again a message that resend had seen
+    /// refused for good, or soon after a newer failure (an adversarial review's finding;
+    /// AutomaticResendTimersGeneratedTests).
+    private func resendAutomatically(reqId: String, timer: Int) throws {
+        guard outbox.endResendTimer(timer, of: reqId) else { return }
+        guard try store.outboxEntry(reqId: reqId)?.message.failure?.isRetryable == true else { return }
+        try requeue(reqId: reqId, manual: false)
     }
 
     /// A sleep until `delay` after now on `clock`, with the deadline taken at once.
