@@ -208,6 +208,61 @@ struct DeletedBeforeAnsweredTests {
         await checkInvariants(collection, recorder)
         await harness.manager.close()
     }
+
+    /// A send the service stored whose answer a breaking connection lost (so it waits
+    /// again, `.created`, with no retry spent), the app killed before it sent again, and
+    /// the message deleted on another device meanwhile, in a channel this device never
+    /// opened (no change-log token to tell of the deletion). After the relaunch the
+    /// channel is proven live while the re-send is out, and the answer is the stored copy.
+    /// The re-send was not taken for a repeat (the earlier attempt was noted in memory
+    /// only), so the copy went unchecked and the message waited, `.syncing`, for an echo
+    /// that never comes. Found by an adversarial review.
+    @Test func aReSendAfterARelaunchAnsweredWithACopyDeletedSinceIsChecked() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        var (harness, lost) = try await Harness.makeWrapped(
+            databasePath: dir.path("cache.sqlite"), configure: { $0.messageResendPolicy = .manual },
+            wrapper: { SendAnswerLostOffline(base: $0) })
+        try await harness.server.post(.text("before"), from: "bob", to: Harness.channel)
+        await harness.online()
+        await lost.arm(goingOfflineOn: harness.server)
+        let reqId = try await harness.manager.sendMessage(.text("lost answer"), channelURL: Harness.channel).reqId
+        #expect(await eventually { await lost.lost == reqId })
+        await harness.settle()
+        var waiting = try #require(try harness.outbox().first { $0.reqId == reqId })
+        #expect(waiting.message.syncState == .created && waiting.mayBeStored)
+        // No retry is spent when the engine heard of the break before the lost answer; when
+        // the answer came first, one is. The first is the case the earlier attempt is known
+        // by `mayBeStored` alone, so the test makes it so either way.
+        waiting.attempts = 0
+        #expect(try harness.manager.engine.store.updateOutbox(waiting))
+        await harness.manager.close()
+        let stored = try #require(await harness.server.messages(in: Harness.channel).first { $0.reqId == reqId })
+        try await harness.server.delete(messageId: stored.messageId, channelURL: Harness.channel)
+
+        try await harness.reopen()
+        let server = harness.server
+        await server.holdWriteAnswers()
+        await server.setOnline(true, for: "alice")
+        await harness.manager.resumeSync()
+        #expect(await eventually { await server.heldWriteAnswerCount == 1 }, "the re-send is out")
+        let collection = try await harness.manager.messageCollection(channelURL: Harness.channel)
+        let recorder = EventRecorder()
+        await collection.setHandler(recorder)
+        _ = try await collection.fetchSucceededMessages(.previous)
+        let engine = harness.manager.engine
+        #expect(await eventually { await engine.channels[Harness.channel]?.liveEdge != nil }, "the channel is live")
+        await server.releaseWriteAnswers()
+        await harness.settle()
+
+        #expect(await collection.pendingMessages.isEmpty, "the deleted message waits for no echo")
+        #expect(await engine.outbox.awaitingEcho.isEmpty)
+        #expect(try harness.outbox().isEmpty)
+        #expect(await !collection.succeededMessages.contains { $0.reqId == reqId }, "deleted: not shown")
+        #expect(await harness.manager.message(reqId: reqId) == nil, "deleted: not answered as synced")
+        await checkInvariants(collection, recorder)
+        await harness.manager.close()
+    }
 }
 
 /// How many look-ups a service was asked, counted from any task.

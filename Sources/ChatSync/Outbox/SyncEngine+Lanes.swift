@@ -68,7 +68,9 @@ extension SyncEngine {
                 reqId: reqId, channelURL: entry.channelURL, kind: entry.message.kind, text: entry.message.text,
                 customType: entry.message.customType, data: entry.message.data, file: entry.message.file,
                 parentMessageId: entry.message.parentMessageId)
-            let mayBeRepeat = outbox.noteAttempt(reqId) || head.attempts > 0 || head.isInFailedList
+            // A request went out before (in this run, or in an earlier one: `mayBeStored` is
+            // on file), so the answer may be a copy stored then and deleted since.
+            let mayBeRepeat = outbox.noteAttempt(reqId) || head.attempts > 0 || head.isInFailedList || head.mayBeStored
             let endMark = historyDrops.endMark(entry.channelURL)
             let sent = try Self.checkedAnswer(try await service.sendMessage(request), to: request)
             guard !isClosed else { return false }
