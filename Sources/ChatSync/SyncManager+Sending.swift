@@ -142,7 +142,8 @@ extension SyncManager {
     ///
     /// - Throws: ``SyncManagerError/Code/invalidParameter`` for an unknown `reqId`, a
     ///   message appended by the host, one in any other state (it may be on its way),
-    ///   or text that is empty (for a text message) or longer than ``SendLimits``.
+    ///   or text that is empty (or only white space, whatever the message's kind) or
+    ///   longer than ``SendLimits``.
     public func updatePendingMessage(reqId: String, text: String) async throws -> Message {
         try await engine.updatePending(reqId: reqId, text: text)
     }

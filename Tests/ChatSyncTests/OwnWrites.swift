@@ -20,7 +20,13 @@ struct OwnWrites {
     /// The awkward tails of edits and corrections, drawn apart from the schedule's writes.
     private var tails: SeededGenerator
 
-    init(seed: UInt64 = 0) { tails = SeededGenerator(seed: seed &+ 80_000) }
+    /// Whether a correction first tries an empty text, drawn apart from the schedule.
+    private var empties: SeededGenerator
+
+    init(seed: UInt64 = 0) {
+        tails = SeededGenerator(seed: seed &+ 80_000)
+        empties = SeededGenerator(seed: seed &+ 120_000)
+    }
 
     /// Alice edits or deletes one of her messages on the server, or corrects one waiting
     /// in her outbox.
@@ -60,6 +66,16 @@ struct OwnWrites {
             let created = try harness.outbox().filter { $0.message.syncState == .created && !$0.message.text.hasPrefix("bad") }
             guard let target = (waiting + created).randomElement(using: &random) else { return }
             log.append("alice corrects \(target.message.syncState)")
+            if Int.random(in: 0..<4, using: &empties) == 0 {
+                // Empty text is refused whatever the kind (API §4.6), and changes nothing:
+                // a caption or custom text the library emptied would follow as an edit it
+                // refuses itself once an earlier attempt turned out stored.
+                let empty = ["", " ", "\n\t"].randomElement(using: &empties)!
+                let refused = await errorCode { _ = try await manager.updatePendingMessage(reqId: target.reqId, text: empty) }
+                #expect(refused == .invalidParameter, "an empty correction of a \(target.message.kind) message is refused")
+                let after = try harness.outbox().first { $0.reqId == target.reqId }
+                #expect(after.map { $0.message.text == target.message.text } ?? true, "a refused correction changes nothing")
+            }
             let text = "c\(step)" + AwkwardText.tail(using: &tails)
             do {
                 _ = try await manager.updatePendingMessage(reqId: target.reqId, text: text)

@@ -120,8 +120,10 @@ extension SyncEngine {
         else {
             throw SyncManagerError(.invalidParameter, "no waiting or failed message of this device has reqId '\(reqId)'")
         }
-        let needsText = entry.message.kind == .text
-        guard text.count <= SendLimits.maxTextLength, !(needsText && text.allSatisfy(\.isWhitespace)) else {
+        // Empty text is refused whatever the kind (API §4.6): a caption or custom text
+        // emptied here would follow as an edit (`keepCorrection`) that `updateMessage`
+        // itself refuses, once an earlier attempt turned out stored.
+        guard text.count <= SendLimits.maxTextLength, !text.allSatisfy(\.isWhitespace) else {
             throw SyncManagerError(.invalidParameter, "the new text must not be empty or longer than \(SendLimits.maxTextLength)")
         }
         // An attempt may have reached the service already (its answer lost): the text it
