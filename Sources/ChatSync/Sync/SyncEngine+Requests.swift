@@ -3,8 +3,16 @@
 extension SyncEngine {
 
     /// Calls the service. A transient failure answers `nil` (and is logged); a
-    /// permanent one is thrown as ``ChatServiceError``.
+    /// permanent one is thrown as ``ChatServiceError``. Paused, offline or closed, it
+    /// asks nothing and answers `nil`, as for a service out of reach: work that was under
+    /// way when the app paused (a list's page answered after it, then the change logs that
+    /// follow a page) stops at its next request rather than going on (API §1, `pauseSync()`
+    /// stops network work; an adversarial review's finding, `PauseStopsRequestsTests`).
     func requestUnlessTransient<T: Sendable>(_ call: @Sendable (any ChatService) async throws -> T) async throws -> T? {
+        guard canReachService else {
+            logger.debug("request not made: paused, offline or closed")
+            return nil
+        }
         do {
             return try await call(service)
         } catch {
