@@ -90,6 +90,10 @@ final class MessageView {
     /// The viewpoint as a key: after every message created at the viewpoint's millisecond.
     var viewpointKey: MessageKey { MessageKey(createdAt: viewpoint, messageId: .max) }
 
+    /// Where a view with no upper bound began reading `chunk` going `.previous`: at its
+    /// viewpoint, or at the chunk's end when that lies below it.
+    func previousReadTop(in chunk: Chunk) -> MessageKey { min(viewpointKey, chunk.end) }
+
     /// Where a fetch in `direction` reads from, and whether a message exactly there counts.
     func anchor(for direction: Direction) -> (key: MessageKey, inclusive: Bool) {
         switch direction {

@@ -34,8 +34,7 @@ struct ViewBounds {
     /// that had no upper bound yet holds up to `upperIfUnset`.
     mutating func reachOldest(upperIfUnset: MessageKey) {
         reachedOldest = true
-        lower = .min
-        if upper == nil { upper = upperIfUnset }
+        readDown(to: .min, upperIfUnset: upperIfUnset)
     }
 
     /// The view holds the channel up to its newest message, `newest`, and follows it.

@@ -43,7 +43,7 @@ extension SyncEngine {
     func markExhausted(_ view: MessageView, _ direction: Direction, chunk: Chunk) {
         switch direction {
         case .previous:
-            view.bounds.reachOldest(upperIfUnset: min(view.viewpointKey, chunk.end))
+            view.bounds.reachOldest(upperIfUnset: view.previousReadTop(in: chunk))
         case .next:
             view.bounds.reachNewest(at: chunk.end)
             if (try? isFollowingLive(view)) != true { startCatchUp(view.channelURL) }

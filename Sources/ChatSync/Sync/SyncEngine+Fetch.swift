@@ -198,7 +198,7 @@ extension SyncEngine {
         // between empty (offline, the newest cached chunk stands in for the viewpoint's
         // place): the view's next fetches must still start from the anchor.
         if direction == .previous, readFromAnchor {
-            view.bounds.readDown(to: chunk.start, upperIfUnset: min(view.viewpointKey, chunk.end))
+            view.bounds.readDown(to: chunk.start, upperIfUnset: view.previousReadTop(in: chunk))
         }
         // The same going `.next`, up to the chunk's end: otherwise the trim takes the batch
         // just fetched above the view's window while the fill asks for it again, and a
