@@ -108,7 +108,7 @@ swift package --disable-sandbox generate-documentation --target ChatSync --targe
 # with the full counts. The sanitizers are about four times slower, and at the full counts
 # each run took about 16 of CI's 90 minutes (a landed run took 86 minutes in all).
 echo "== .: swift test --sanitize=thread"
-SOAK_SEEDS=80 HOSTILE_SEEDS=60 MODEL_SEEDS=60 FRESH_VIEWS_SEEDS=40 SPARSE_SCROLL_SEEDS=40 CLOSE_MID_WORK_SEEDS=40 CHANNEL_LIST_SEEDS=40 CHANNEL_GONE_SEEDS=40 BUSY_RETRIES_SEEDS=20 \
+SOAK_SEEDS=80 HOSTILE_SEEDS=60 MODEL_SEEDS=60 FRESH_VIEWS_SEEDS=40 SPARSE_SCROLL_SEEDS=40 CLOSE_MID_WORK_SEEDS=40 CHANNEL_LIST_SEEDS=40 CHANNEL_GONE_SEEDS=40 BUSY_RETRIES_SEEDS=20 AUTOMATIC_RESENDS_SEEDS=20 \
     run_tests --sanitize=thread --scratch-path .build-tsan
 if grep -q "WARNING: ThreadSanitizer" "$log"; then
     grep -A40 "WARNING: ThreadSanitizer" "$log" | head -200
@@ -117,7 +117,7 @@ if grep -q "WARNING: ThreadSanitizer" "$log"; then
 fi
 # Memory errors only: LeakSanitizer also reports what XCTest and suspended tasks hold at exit.
 echo "== .: swift test --sanitize=address"
-ASAN_OPTIONS=detect_leaks=0 SOAK_SEEDS=80 HOSTILE_SEEDS=60 MODEL_SEEDS=60 FRESH_VIEWS_SEEDS=40 SPARSE_SCROLL_SEEDS=40 CLOSE_MID_WORK_SEEDS=40 CHANNEL_LIST_SEEDS=40 CHANNEL_GONE_SEEDS=40 BUSY_RETRIES_SEEDS=20 \
+ASAN_OPTIONS=detect_leaks=0 SOAK_SEEDS=80 HOSTILE_SEEDS=60 MODEL_SEEDS=60 FRESH_VIEWS_SEEDS=40 SPARSE_SCROLL_SEEDS=40 CLOSE_MID_WORK_SEEDS=40 CHANNEL_LIST_SEEDS=40 CHANNEL_GONE_SEEDS=40 BUSY_RETRIES_SEEDS=20 AUTOMATIC_RESENDS_SEEDS=20 \
     run_tests --sanitize=address --scratch-path .build-asan
 if grep -q "ERROR: AddressSanitizer" "$log"; then
     grep -A40 "ERROR: AddressSanitizer" "$log" | head -200
