@@ -144,6 +144,9 @@ extension ChannelCollectionTests {
         // One time in three, the service refuses those writes for good (whenever they
         // reach it: after a clear too): the preview goes back to the service's. Drawn apart.
         var refusals = SeededGenerator(seed: seed &+ 21_000_000)
+        // Half the held pages are answered after the app paused: the fetch then asks
+        // nothing more (API §1), whatever followed its page. Drawn apart too.
+        var pausedHolds = SeededGenerator(seed: seed &+ 22_000_000)
         for _ in 0..<30 {
             let target = created > 0 ? "c\(Int.random(in: 0..<created, using: &random))" : Harness.channel
             let exists = await harness.server.channel(target).map { $0.memberIds.contains("alice") } ?? false
@@ -185,7 +188,8 @@ extension ChannelCollectionTests {
             }
             if running, Int.random(in: 0..<6, using: &holds) == 0 {
                 try await Self.pageHeldAcrossChanges(
-                    harness, tokens, collection, created: created, random: &holds, log: &log, removed: &removedUnheard)
+                    harness, tokens, collection, created: created, pausing: Bool.random(using: &pausedHolds), random: &holds,
+                    log: &log, removed: &removedUnheard, context: "seed \(seed)")
             }
             if running, Int.random(in: 0..<6, using: &heldLogs) == 0 {
                 try await Self.changeLogsHeldAcrossChanges(harness, tokens, collection, created: created, random: &heldLogs, log: &log)
@@ -612,10 +616,14 @@ extension ChannelCollectionTests {
     /// arrives. It knew less than the cache does by then: it may neither bring back what
     /// was dropped or deleted nor put back an older preview (the replay's checks, after).
     /// A deletion whose event a refused reconnect may cut off goes into `removed`, with
-    /// the count of refusals before it.
+    /// the count of refusals before it. `pausing`: the app pauses once the page is out and
+    /// resumes only after its answer came; the changes then reach no event, no reconnect
+    /// comes between, and the fetch, answered while paused, asks the service nothing more
+    /// (API §1: a pause stops network work). It used to go on with the change logs that
+    /// follow a page.
     static func pageHeldAcrossChanges(
-        _ harness: Harness, _ tokens: ChannelTokenRefusing, _ collection: ChannelCollection, created: Int,
-        random: inout SeededGenerator, log: inout [String], removed: inout [String: Int]
+        _ harness: Harness, _ tokens: ChannelTokenRefusing, _ collection: ChannelCollection, created: Int, pausing: Bool,
+        random: inout SeededGenerator, log: inout [String], removed: inout [String: Int], context: String
     ) async throws {
         guard
             let fetch = await fetchHeld(
@@ -626,6 +634,10 @@ extension ChannelCollectionTests {
             return
         }
         log.append("a page held")
+        if pausing {
+            await harness.manager.pauseSync()
+            log.append("  meanwhile: pause")
+        }
         // Half the changes hit a channel of the page held (the first ones the list does not show yet).
         let listed = Set(await collection.channels.map(\.channelURL))
         var beyond: [Channel] = []
@@ -646,7 +658,7 @@ extension ChannelCollectionTests {
             case 5 where exists:
                 try await harness.server.updateChannel(target, name: "held \(log.count)")
                 log.append("  meanwhile: rename \(target)")
-            case 0:
+            case 0 where !pausing:
                 await tokens.refuseNext()
                 await harness.manager.pauseSync()
                 await harness.manager.resumeSync()
@@ -667,7 +679,7 @@ extension ChannelCollectionTests {
             default: break
             }
         }
-        if Bool.random(using: &random) {
+        if Bool.random(using: &random), !pausing {
             // The change logs catch up while the page is out: no later one names these changes.
             await harness.manager.pauseSync()
             await harness.manager.resumeSync()
@@ -675,6 +687,7 @@ extension ChannelCollectionTests {
         }
         // The held page is the app's own call: the engine's background work ends without it.
         await harness.settle()
+        let requests = await harness.server.requestCount
         await tokens.releasePage()
         do {
             _ = try await fetch.value
@@ -682,6 +695,12 @@ extension ChannelCollectionTests {
         } catch let error as SyncManagerError {
             log.append("  the held fetch threw \(error.code)")
         }
+        guard pausing else { return }
+        await harness.settle()
+        let asked = await harness.server.requestCount - requests
+        #expect(asked == 0, "\(context): answered while paused, the fetch asked \(asked) more; steps \(log)")
+        await harness.manager.resumeSync()
+        log.append("  resume")
     }
 
     /// The app fetches, and the change-log request that follows the page is held: answered
