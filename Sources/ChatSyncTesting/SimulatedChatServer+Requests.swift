@@ -105,6 +105,7 @@ extension SimulatedChatServer {
     }
 
     func handleSend(_ request: SendMessageRequest, as userId: String) throws -> Message {
+        if offlineUsers.contains(UserKey(userId)) { unreachedSendLog.append(request.reqId) }
         try admit(userId)
         sendLog.append((request.channelURL, request.reqId))
         let state = try memberState(request.channelURL, userId)

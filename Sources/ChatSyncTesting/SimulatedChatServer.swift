@@ -72,6 +72,11 @@ public actor SimulatedChatServer {
     var writeAnswerGate = Gate()
     /// Every send request's (channel, reqId) in arrival order, repeats included.
     public internal(set) var sendLog: [(channelURL: String, reqId: String)] = []
+    /// The `reqId` of every send request refused because its user was offline (thrown as
+    /// `ChatServiceError.Code.network`), repeats included. Such a request never reached
+    /// the service, but a client cannot tell it from a connection that broke after the
+    /// request went, so it must count the message as possibly stored.
+    public internal(set) var unreachedSendLog: [String] = []
     /// How many edit and deletion requests arrived with each operation id, repeats
     /// included. Like a send's `reqId`, an operation id is applied once: a repeat
     /// (after a lost response) answers without changing anything again.
@@ -263,6 +268,11 @@ public actor SimulatedChatServer {
     /// The live messages of a channel, ascending: the server's truth.
     public func messages(in channelURL: String) -> [Message] {
         channelStates[channelURL]?.messages ?? []
+    }
+
+    /// Whether a send with `reqId` was ever stored in the channel, deleted since or not.
+    public func everStored(reqId: String, in channelURL: String) -> Bool {
+        channelStates[channelURL]?.sentByReqId[reqId] != nil
     }
 
     /// Stores a new message (its id is taken from `nextMessageId`) and announces it.

@@ -106,6 +106,8 @@ struct OutboxModelTests {
         // state (offline, only the change logs at the reconnect tell), drawn apart too: the
         // channel's preview follows it.
         var moderation = SeededGenerator(seed: seed &+ 90_000)
+        // A message the service refused, resent offline and cancelled, drawn apart too.
+        var refusedCancels = SeededGenerator(seed: seed &+ 130_000)
         // In a third of the schedules the channel change logs, which usually tell of such a
         // change at the reconnect, go unanswered from here on: the channel's message change
         // logs must tell it then.
@@ -156,6 +158,8 @@ struct OutboxModelTests {
                         // Only a message in flight may be refused, and only as an invalid parameter.
                         #expect(error.code == .invalidParameter)
                         log.append("cancel refused (\(target.message.syncState))")
+                        try await Self.checkRefusalMayBeStored(
+                            error, target.reqId, server, context: "seed \(seed) step \(step): \(log.suffix(8))")
                     }
                 }
             case 58..<65:
@@ -261,9 +265,16 @@ struct OutboxModelTests {
                         } catch let error as SyncManagerError {
                             #expect(error.code == .invalidParameter, "\(before)")
                             log.append("cancel refused (\(target.message.syncState))")
+                            try await Self.checkRefusalMayBeStored(error, reqId, server, context: before)
                         }
                     }
                 }
+            }
+            if online, policy != .none, Int.random(in: 0..<6, using: &refusedCancels) == 0 {
+                let made = try await Self.cancelAfterRefusal(harness, step: step, context: before, log: &log)
+                sent.append(Sent(reqId: made.reqId, lane: .text, permanent: true, text: made.text))
+                if made.cancelled { withdrawn.insert(made.reqId) }
+                online = false
             }
             await Self.applyFaults(server, faulty: faulty, locked: locked)
             await harness.settle()
@@ -344,6 +355,20 @@ struct OutboxModelTests {
             try await server.delete(messageId: last.messageId, channelURL: Harness.channel)
             log.append("bob deletes the last message")
         }
+    }
+
+    /// A cancel refused as possibly stored (API §4.6: what the service may already hold
+    /// cannot be cancelled) is right only if the service stored the message, or a request
+    /// of it broke on its way (offline: the client cannot tell that from an answer lost).
+    /// One the service only ever refused (a 503, a permanent error) stored nothing.
+    static func checkRefusalMayBeStored(
+        _ error: SyncManagerError, _ reqId: String, _ server: SimulatedChatServer, context: String
+    ) async throws {
+        guard error.message.contains("may already hold it") else { return }
+        let unreached = await server.unreachedSendLog.contains(reqId)
+        #expect(
+            await server.everStored(reqId: reqId, in: Harness.channel) || unreached,
+            "\(reqId) is refused a cancel as possibly stored, but the service never stored it: \(context)")
     }
 
     /// Texts marked "bad" are refused for good, whether or not transient faults are on.

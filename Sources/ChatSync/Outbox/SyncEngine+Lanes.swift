@@ -48,6 +48,7 @@ extension SyncEngine {
     private func attempt(_ head: OutboxEntry) async -> Bool {
         let reqId = head.reqId
         let epochAtStart = epoch
+        var mayBeStoredBefore = head.mayBeStored
         do {
             var entry = head
             if entry.message.kind.hasAttachment, entry.message.file?.url == nil {
@@ -62,6 +63,7 @@ extension SyncEngine {
                 entry = current
             }
             entry.message.syncState = .syncing
+            mayBeStoredBefore = entry.mayBeStored
             entry.mayBeStored = true  // stored before the request goes, so a relaunch knows too
             try save(entry)
             let request = SendMessageRequest(
@@ -81,7 +83,7 @@ extension SyncEngine {
             if !isClosed { logger.error("the outbox could not record the state of \(reqId): \(error)") }
             return false
         } catch {
-            await handleSendError(reqId: reqId, error, epochAtStart: epochAtStart)
+            await handleSendError(reqId: reqId, error, epochAtStart: epochAtStart, mayBeStoredBefore: mayBeStoredBefore)
         }
         return true
     }
@@ -104,12 +106,18 @@ extension SyncEngine {
     /// A transient error is retried after `sendRetryInterval`, at most `sendRetryLimit`
     /// times; one that only says the service could not be reached (or the connection
     /// was lost meanwhile) waits for the connection without spending a retry; a
-    /// permanent one fails the message at once.
-    private func handleSendError(reqId: String, _ error: any Error, epochAtStart: Int) async {
+    /// permanent one fails the message at once. `mayBeStoredBefore`: whether the service
+    /// might hold the message before this try (an earlier one's answer was lost).
+    private func handleSendError(reqId: String, _ error: any Error, epochAtStart: Int, mayBeStoredBefore: Bool) async {
         do {
             guard !isClosed, var entry = try store.outboxEntry(reqId: reqId) else { return }
             let classified = ChatServiceError.classify(error)
             if classified.code == .badResponse { logger.warning("the service's answer to sending \(reqId) was refused: \(classified)") }
+            // A refusal the service answered, or a service not reached, stored nothing: the
+            // message is as likely held as before this try, and a `.created` message that
+            // only ever met such refusals stays cancellable (API §4.6). Before, one 503 made
+            // it uncancellable for good (an adversarial review's finding).
+            if Self.storedNothing(classified) { entry.mayBeStored = mayBeStoredBefore }
             // Saved as syncing just before the send request went (an upload's timeout is not a send's).
             if Self.answerMayBeLost(classified.failure), entry.message.syncState == .syncing { outbox.noteAnswerLost(reqId) }
             entry.message.uploadProgress = nil
@@ -128,6 +136,15 @@ extension SyncEngine {
         } catch {
             logger.debug("retry wait of \(reqId) ended: \(error)")
         }
+    }
+
+    /// Whether a send that failed so stored nothing on the service: the service answered
+    /// with a refusal (a permanent code, 429, 503). A timeout, an answer that could not be
+    /// read or a 500 may follow a stored message; so may `.network`, which the seam
+    /// documents as "not reached" but the HTTP services of Samples and Matrix also throw
+    /// for a connection that broke after the request went.
+    static func storedNothing(_ error: ChatServiceError) -> Bool {
+        !error.isTransient || [.rateLimited, .unavailable].contains(error.code)
     }
 
     // MARK: Upload
