@@ -113,10 +113,10 @@ extension SyncEngine {
             guard !isClosed, var entry = try store.outboxEntry(reqId: reqId) else { return }
             let classified = ChatServiceError.classify(error)
             if classified.code == .badResponse { logger.warning("the service's answer to sending \(reqId) was refused: \(classified)") }
-            // A refusal the service answered, or a service not reached, stored nothing: the
-            // message is as likely held as before this try, and a `.created` message that
-            // only ever met such refusals stays cancellable (API §4.6). Before, one 503 made
-            // it uncancellable for good (an adversarial review's finding).
+            // A refusal the service answered stored nothing: the message is as likely held
+            // as before this try, and a `.created` message that only ever met refusals stays
+            // cancellable (API §4.6). Before, one 503 made it uncancellable for good (an
+            // adversarial review's finding).
             if Self.storedNothing(classified) { entry.mayBeStored = mayBeStoredBefore }
             // Saved as syncing just before the send request went (an upload's timeout is not a send's).
             if Self.answerMayBeLost(classified.failure), entry.message.syncState == .syncing { outbox.noteAnswerLost(reqId) }
