@@ -110,9 +110,9 @@ swift package --disable-sandbox generate-documentation --target ChatSync --targe
 # 2026-12-02 a landed run took 80 minutes again, so the cache-read and sender-identity
 # generators (at their full counts there until then, about 9 minutes of CPU each under a
 # sanitizer) run 40 seeds in both, and AddressSanitizer runs each generator at a quarter
-# of ThreadSanitizer's counts: memory errors in Swift can only come from the few unsafe
-# pointers (the store's statements, GRDB), which every schedule walks alike, while races
-# hang on the interleavings that more schedules try.
+# of ThreadSanitizer's counts: our Swift code can corrupt memory only through its few
+# unsafe pointers (the store's statements) and SQLite's C code, which every schedule
+# walks alike, while races hang on the interleavings that more schedules try.
 echo "== .: swift test --sanitize=thread"
 SOAK_SEEDS=80 HOSTILE_SEEDS=60 MODEL_SEEDS=60 FRESH_VIEWS_SEEDS=40 SPARSE_SCROLL_SEEDS=40 CLOSE_MID_WORK_SEEDS=40 CHANNEL_LIST_SEEDS=40 CHANNEL_GONE_SEEDS=40 CACHE_READS_SEEDS=40 SENDER_IDENTITY_SEEDS=40 BUSY_RETRIES_SEEDS=20 AUTOMATIC_RESENDS_SEEDS=20 \
     run_tests --sanitize=thread --scratch-path .build-tsan

@@ -38,7 +38,8 @@ extension SyncManager {
     /// (`.syncing`) cannot be taken back: ``SyncManagerError/Code/invalidParameter``;
     /// nor can one waiting again after a request went out (its answer lost, in this run or
     /// before a relaunch), since the service may already hold it. A request the service
-    /// refused (429, 503, a permanent error) stored nothing and does not count.
+    /// refused (429, 503, a permanent error) stored nothing and does not count (the
+    /// service's part of this: ``ChatService/sendMessage(_:)``).
     public func cancelMessage(reqId: String) async throws {
         try await engine.cancel(reqId: reqId)
     }

@@ -1,4 +1,3 @@
-import ChatSync
 import ChatSyncTesting
 import Clocks
 import Testing
@@ -40,17 +39,24 @@ struct CancelAfterRefusalTests {
     }
 
     /// A timeout may follow a stored message: waiting for its retry, it cannot be cancelled.
+    /// Its echo is held, or it would resolve the message first.
     @Test func aMessageWhoseAnswerMayBeLostCannotBeCancelled() async throws {
         let clock = TestClock()
         let (harness, sends) = try await harness(clock: clock)
+        await harness.server.holdEvents(for: "alice")
         await harness.server.setFaults(FaultPlan(loseResponseRate: 1))
         await sends.setNext(.stored)
         let reqId = try await harness.manager.sendMessage(.text("m"), channelURL: Harness.channel).reqId
         #expect(await eventually { await sends.log.count == 1 })
         #expect(await eventually { (try? harness.outbox().first?.message.syncState) == .created }, "it waits for its retry")
-        let code = await errorCode { try await harness.manager.cancelMessage(reqId: reqId) }
-        #expect(code == .invalidParameter, "the service holds it: the cancel is refused")
+        do {
+            try await harness.manager.cancelMessage(reqId: reqId)
+            Issue.record("the service holds it, yet the cancel was taken")
+        } catch let error as SyncManagerError {
+            #expect(error.code == .invalidParameter && error.message.contains(SyncEngine.mayAlreadyHoldIt), "\(error)")
+        }
         await harness.server.setFaults(FaultPlan())
+        await harness.server.releaseEvents(for: "alice")
         await clock.advance(by: .seconds(10))
         await harness.settle()
         #expect(await harness.server.messages(in: Harness.channel).filter { $0.reqId == reqId }.count == 1, "sent once")

@@ -37,7 +37,7 @@ extension OutboxModelTests {
         } catch let error as SyncManagerError {
             #expect(error.code == .invalidParameter, "\(context)")
             log.append("resend it offline; cancel refused")
-            try await checkRefusalMayBeStored(error, reqId, harness.server, context: context)
+            await checkRefusalMayBeStored(error, reqId, harness.server, context: context)
             return RefusedThenCancelled(reqId: reqId, text: text, cancelled: false)
         }
     }

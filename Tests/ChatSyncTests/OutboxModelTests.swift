@@ -149,16 +149,23 @@ struct OutboxModelTests {
                 try await server.post(.text("b\(step)"), from: "bob", to: Harness.channel)
             case 52..<58:
                 if let target = try harness.outbox().randomElement(using: &random) {
+                    // Settled since the last step: nothing moves the message before the cancel.
+                    let stored = await server.everStored(reqId: target.reqId, in: Harness.channel)
                     do {
                         try await harness.manager.cancelMessage(reqId: target.reqId)
                         withdrawn.insert(target.reqId)
                         if !target.isInFailedList { cancelledUnsent.insert(target.reqId) }
                         log.append("cancel \(target.message.syncState)\(target.isInFailedList ? " (failed list)" : "")")
+                        // Only a failed message may be cancelled once the service holds it (API §4.6).
+                        #expect(
+                            !stored || target.message.syncState == .failed,
+                            "seed \(seed) step \(step): \(target.reqId), \(target.message.syncState), was cancelled while the service holds it: \(log.suffix(8))"
+                        )
                     } catch let error as SyncManagerError {
                         // Only a message in flight may be refused, and only as an invalid parameter.
                         #expect(error.code == .invalidParameter)
                         log.append("cancel refused (\(target.message.syncState))")
-                        try await Self.checkRefusalMayBeStored(
+                        await Self.checkRefusalMayBeStored(
                             error, target.reqId, server, context: "seed \(seed) step \(step): \(log.suffix(8))")
                     }
                 }
@@ -265,7 +272,7 @@ struct OutboxModelTests {
                         } catch let error as SyncManagerError {
                             #expect(error.code == .invalidParameter, "\(before)")
                             log.append("cancel refused (\(target.message.syncState))")
-                            try await Self.checkRefusalMayBeStored(error, reqId, server, context: before)
+                            await Self.checkRefusalMayBeStored(error, reqId, server, context: before)
                         }
                     }
                 }
@@ -363,8 +370,8 @@ struct OutboxModelTests {
     /// One the service only ever refused (a 503, a permanent error) stored nothing.
     static func checkRefusalMayBeStored(
         _ error: SyncManagerError, _ reqId: String, _ server: SimulatedChatServer, context: String
-    ) async throws {
-        guard error.message.contains("may already hold it") else { return }
+    ) async {
+        guard error.message.contains(SyncEngine.mayAlreadyHoldIt) else { return }
         let unreached = await server.unreachedSendLog.contains(reqId)
         #expect(
             await server.everStored(reqId: reqId, in: Harness.channel) || unreached,

@@ -22,7 +22,15 @@ extension MatrixChatService {
         let content = MatrixMessageMapping.content(for: request, replyTo: replyTo)
         let path = roomPath(request.channelURL, "/send/m.room.message/\(MatrixHTTP.segment(request.reqId))")
         let sent = try await call(.PUT, path, json: content, as: MatrixSent.self)
-        let event = try await event(sent.eventId, in: request.channelURL)
+        let event: MatrixEvent
+        do {
+            event = try await self.event(sent.eventId, in: request.channelURL)
+        } catch let error as ChatServiceError {
+            // The room holds the event from here on. A refusal of the read-back (a 429, a
+            // 503, a 403) must not reach the outbox as a refused send, which it takes for
+            // "nothing stored" (the message would be cancellable while the room shows it).
+            throw ChatServiceError.transient(.badResponse, "\(sent.eventId) was stored; reading it back failed: \(error)")
+        }
         guard var message = try messages(of: [event], in: request.channelURL).first else {
             throw ChatServiceError.transient(.badResponse, "the homeserver's copy of \(sent.eventId) is not a message")
         }

@@ -115,8 +115,8 @@ extension SyncEngine {
             if classified.code == .badResponse { logger.warning("the service's answer to sending \(reqId) was refused: \(classified)") }
             // A refusal the service answered stored nothing: the message is as likely held
             // as before this try, and a `.created` message that only ever met refusals stays
-            // cancellable (API §4.6). Before, one 503 made it uncancellable for good (an
-            // adversarial review's finding).
+            // cancellable (API §4.6). Before, one 503 made it uncancellable until it failed
+            // (an adversarial review's finding).
             if Self.storedNothing(classified) { entry.mayBeStored = mayBeStoredBefore }
             // Saved as syncing just before the send request went (an upload's timeout is not a send's).
             if Self.answerMayBeLost(classified.failure), entry.message.syncState == .syncing { outbox.noteAnswerLost(reqId) }

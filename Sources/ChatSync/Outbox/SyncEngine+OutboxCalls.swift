@@ -14,6 +14,9 @@ extension SyncEngine {
         return try store.outboxEntry(reqId: reqId)?.message ?? entry.message
     }
 
+    /// What a cancel refused because the service may hold the message says (tests match it).
+    static let mayAlreadyHoldIt = "the service may already hold it"
+
     func cancel(reqId: String) throws {
         try checkOpen()
         let cancellable: Set<SyncState> = [.created, .uploading, .failed]
@@ -27,7 +30,7 @@ extension SyncEngine {
         guard entry.message.syncState == .failed || !entry.mayBeStored else {
             throw SyncManagerError(
                 .invalidParameter,
-                "'\(reqId)' was sent once and the service may already hold it: it can no longer be cancelled "
+                "'\(reqId)' was sent once and \(Self.mayAlreadyHoldIt): it can no longer be cancelled "
                     + "(wait for it to be sent, or to fail)")
         }
         try drop(entry, reason: .removeManualAction)

@@ -36,6 +36,13 @@ public protocol ChatService: Sendable {
 
     /// Sends a message. Idempotent by `(channelURL, reqId)`: a repeated request
     /// answers the message stored by the first one and stores nothing new.
+    ///
+    /// Throw a permanent error, ``ChatServiceError/Code/rateLimited`` or
+    /// ``ChatServiceError/Code/unavailable`` only when the service stored nothing: the
+    /// outbox then lets the app cancel the waiting message. When the message may have
+    /// been stored (an answer lost or unreadable, a second request after the storing one
+    /// failed), throw ``ChatServiceError/Code/timeout`` or
+    /// ``ChatServiceError/Code/badResponse``.
     func sendMessage(_ request: SendMessageRequest) async throws -> Message
 
     /// Uploads a media message's file and answers its information with ``FileInfo/url`` set.
