@@ -15,7 +15,8 @@ extension OutboxModelTests {
     /// stored); the connection drops; she resends the failed message, which waits offline
     /// (`.created`), and cancels it. A `.created` message may be cancelled (API §4.6) unless
     /// the service may hold it, which it cannot here: an attempt used to leave it marked as
-    /// possibly stored for good, so that the cancel was refused (a review's finding).
+    /// possibly stored until it failed again, so that the cancel was refused (a review's
+    /// finding).
     static func cancelAfterRefusal(
         _ harness: Harness, step: Int, context: String, log: inout [String]
     ) async throws -> RefusedThenCancelled {
@@ -26,7 +27,7 @@ extension OutboxModelTests {
         await harness.server.setOnline(false, for: "alice")
         await harness.settle()
         log.append("send bad, offline")
-        guard let failed = try harness.outbox().first(where: { $0.reqId == reqId }), failed.message.syncState == .failed else {
+        guard try harness.outbox().contains(where: { $0.reqId == reqId && $0.message.syncState == .failed }) else {
             return RefusedThenCancelled(reqId: reqId, text: text, cancelled: false)
         }
         _ = try await harness.manager.resendMessage(reqId: reqId)

@@ -48,7 +48,6 @@ extension SyncEngine {
     private func attempt(_ head: OutboxEntry) async -> Bool {
         let reqId = head.reqId
         let epochAtStart = epoch
-        var mayBeStoredBefore = head.mayBeStored
         do {
             var entry = head
             if entry.message.kind.hasAttachment, entry.message.file?.url == nil {
@@ -63,7 +62,6 @@ extension SyncEngine {
                 entry = current
             }
             entry.message.syncState = .syncing
-            mayBeStoredBefore = entry.mayBeStored
             entry.mayBeStored = true  // stored before the request goes, so a relaunch knows too
             try save(entry)
             let request = SendMessageRequest(
@@ -83,7 +81,7 @@ extension SyncEngine {
             if !isClosed { logger.error("the outbox could not record the state of \(reqId): \(error)") }
             return false
         } catch {
-            await handleSendError(reqId: reqId, error, epochAtStart: epochAtStart, mayBeStoredBefore: mayBeStoredBefore)
+            await handleSendError(reqId: reqId, error, epochAtStart: epochAtStart, mayBeStoredBefore: head.mayBeStored)
         }
         return true
     }
