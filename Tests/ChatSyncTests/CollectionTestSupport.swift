@@ -96,10 +96,15 @@ struct Harness {
     ///   server's (see ``HostileService``), which the manager handles too.
     func settle(extraEvents: (() async -> Int)? = nil, sourceLocation: SourceLocation = #_sourceLocation) async {
         let engine = manager.engine
+        let deliveredEvents = { await server.deliveredEventCount(for: userId) + (await extraEvents?() ?? 0) }
         let (listener, activity) = await engine.activitySignals()
         while true {
-            let delivered = await server.deliveredEventCount(for: userId) + (await extraEvents?() ?? 0)
+            let delivered = await deliveredEvents()
             if await engine.isIdle(deliveredEvents: delivered) {
+                // Counted before the engine was asked: an event given to the manager in
+                // between (the echo of a send that ended meanwhile, or a copy the test's
+                // wrapper added) would not be waited for. Idle only if none came.
+                if await deliveredEvents() != delivered { continue }
                 await engine.endActivitySignals(listener)
                 return
             }
