@@ -49,9 +49,10 @@ struct OutboxModelTests {
             configure: {
                 $0.applyScheduleSettings(policy: policy, using: &random)
                 if let cap { $0.maxFailedMessageCountPerChannel = cap }
-            }, wrapper: { PagesWithoutReqId(base: ChannelTokenRefusing(SendAnswerLostOffline(base: $0))) })
+            }, wrapper: { PagesWithoutReqId(base: ChannelTokenRefusing(SendAnswerLostOffline(base: SendsRefused(base: $0)))) })
         let channelLogs = try #require(pages.base as? ChannelTokenRefusing)
         let lostAnswers = try #require(channelLogs.base as? SendAnswerLostOffline)
+        let refusedSends = try #require(lostAnswers.base as? SendsRefused)
         let server = harness.server
         for index in 0..<Int.random(in: 0...40, using: &random) {
             try await server.post(.text("h\(index)"), from: "bob", to: Harness.channel)
@@ -108,6 +109,22 @@ struct OutboxModelTests {
         var moderation = SeededGenerator(seed: seed &+ 90_000)
         // A message the service refused, resent offline and cancelled, drawn apart too.
         var refusedCancels = SeededGenerator(seed: seed &+ 130_000)
+        // A send stored with its answer lost, the app relaunched, then every try refused
+        // until its retries are spent, drawn apart too.
+        var lostThenRefused = SeededGenerator(seed: seed &+ 140_000)
+        // Closes the views (noting what they saw fail since the last check) and relaunches.
+        func relaunchNotingFailures() async throws {
+            log.append("relaunch")
+            for subject in subjects {
+                everFailed.formUnion(subject.recorder.failedReqIds)
+                removedForCount.formUnion(subject.recorder.removedForCount)
+                written.noteFailures(subject.recorder.failedOperations)
+                await subject.collection.remove()
+            }
+            try await harness.relaunch()
+            subjects = try await open(harness, filters: filters)
+            await harness.manager.resumeSync()
+        }
         // In a third of the schedules the channel change logs, which usually tell of such a
         // change at the reconnect, go unanswered from here on: the channel's message change
         // logs must tell it then.
@@ -250,19 +267,7 @@ struct OutboxModelTests {
                 if let reqId = await lostAnswers.lost {
                     online = false
                     log.append("send stored, its answer lost going offline")
-                    if Bool.random(using: &cancels) {
-                        log.append("relaunch")
-                        for subject in subjects {
-                            // What the closing collections saw fail since the last check.
-                            everFailed.formUnion(subject.recorder.failedReqIds)
-                            removedForCount.formUnion(subject.recorder.removedForCount)
-                            written.noteFailures(subject.recorder.failedOperations)
-                            await subject.collection.remove()
-                        }
-                        try await harness.relaunch()
-                        subjects = try await open(harness, filters: filters)
-                        await harness.manager.resumeSync()
-                    }
+                    if Bool.random(using: &cancels) { try await relaunchNotingFailures() }
                     if let target = try harness.outbox().first(where: { $0.reqId == reqId }) {
                         do {
                             try await harness.manager.cancelMessage(reqId: reqId)
@@ -276,6 +281,24 @@ struct OutboxModelTests {
                         }
                     }
                 }
+            }
+            if online, Int.random(in: 0..<6, using: &lostThenRefused) == 0 {
+                // The service stores the send; the answer is lost as the connection breaks;
+                // the app is relaunched; back online, every try is refused until spent.
+                await harness.settle()
+                await lostAnswers.arm(goingOfflineOn: server)
+                let message = try await harness.manager.sendMessage(.text("l\(step)"), channelURL: Harness.channel)
+                sent.append(Sent(reqId: message.reqId, lane: .text, permanent: false))
+                await harness.settle()
+                await lostAnswers.disarm()
+                if await lostAnswers.lost == message.reqId {
+                    log.append("send stored, its answer lost going offline")
+                    try await relaunchNotingFailures()
+                    try await Self.refusedUntilSpent(
+                        harness, reqId: message.reqId, refusing: refusedSends, failures: operationFailures,
+                        faulty: faulty, locked: locked, context: before, log: &log)
+                }
+                online = await server.isOnline("alice")
             }
             if online, policy != .none, Int.random(in: 0..<6, using: &refusedCancels) == 0 {
                 let made = try await Self.cancelAfterRefusal(harness, step: step, context: before, log: &log)

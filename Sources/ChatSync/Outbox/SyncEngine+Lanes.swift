@@ -68,6 +68,10 @@ extension SyncEngine {
                 reqId: reqId, channelURL: entry.channelURL, kind: entry.message.kind, text: entry.message.text,
                 customType: entry.message.customType, data: entry.message.data, file: entry.message.file,
                 parentMessageId: entry.message.parentMessageId)
+            // An earlier run's try may have stored it, its answer lost, and no look-up has
+            // answered since: this run's refusals must not make the outbox forget it, or the
+            // message fails unasked while the service holds it (outbox model, seed + 140,000).
+            if head.mayBeStored, !outbox.wasAttempted(reqId), outbox.mayHaveLostAnswer(reqId) { outbox.noteAnswerLost(reqId) }
             // A request went out before (in this run, or in an earlier one: `mayBeStored` is
             // on file), so the answer may be a copy stored then and deleted since.
             let mayBeRepeat = outbox.noteAttempt(reqId) || head.attempts > 0 || head.isInFailedList || head.mayBeStored
