@@ -121,6 +121,38 @@ struct EchoWithoutReqIdTests {
         await harness.manager.close()
     }
 
+    /// A send the service stored, its answer lost as the connection broke; the app is
+    /// relaunched while the message waits for its next try; back online every try is
+    /// refused (a 503) until the retries are spent. The refusals stored nothing, but the
+    /// earlier run's try did: it is looked up and sent, not failed beside its copy (before,
+    /// a try in this run made the outbox forget the earlier run's lost answer).
+    @Test func aSendStoredInAnEarlierRunAndRefusedInThisOneIsLookedUp() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.cleanUp() }
+        var (harness, lostAnswers) = try await Harness.makeWrapped(history: 2, databasePath: dir.path("cache.sqlite")) {
+            $0.messageResendPolicy = .manual
+            $0.sendRetryLimit = 1
+        } wrapper: {
+            SendAnswerLostOffline(base: SendsRefused(base: $0))
+        }
+        let refusing = try #require(lostAnswers.base as? SendsRefused)
+        await harness.server.setEventsCarryReqId(false)  // no echo ties the copy to the outbox
+        await harness.online()
+        await lostAnswers.arm(goingOfflineOn: harness.server)
+        let sent = try await harness.manager.sendMessage(.text("stored"), channelURL: Harness.channel)
+        await harness.settle()
+        #expect(await lostAnswers.lost == sent.reqId, "stored, its answer lost")
+        #expect(try harness.outbox().map(\.message.syncState) == [.created], "waiting for its next try")
+        try await harness.relaunch()
+        await refusing.refuse(sent.reqId)
+        await harness.server.setOnline(true, for: "alice")
+        await harness.online()
+        #expect(await refusing.refusals >= 1, "this run's tries were refused")
+        #expect(try harness.outbox().isEmpty, "looked up and sent, not failed")
+        #expect(await harness.manager.message(reqId: sent.reqId)?.syncState == .synced)
+        await harness.manager.close()
+    }
+
     /// A real-time edit of the user's message that comes without its `reqId` (the
     /// simulator leaves it out of edits too) keeps the one this device knows, in the
     /// cache and in the views. (Pages and change logs without it: the Outbox model.)

@@ -97,9 +97,9 @@ extension FurtherConsumers {
     /// For a failing check's message: whether the collection changed after its lists were
     /// read (an event after the step settled: the consumers are then right and the check
     /// early), and the events the handler got since, to tell that from a lost event. The
-    /// hostile generator's rare failure (seed 747 under load, seed 365 in CI) was an early
-    /// check: `Harness.settle` counted the delivered events before it asked the engine, and
-    /// missed the echo of a send that ended in between.
+    /// hostile generator's rare failure in CI (seed 365; likely seed 747 under load too)
+    /// was an early check: `Harness.settle` counted the delivered events before it asked
+    /// the engine, and missed the echo of a send that ended in between.
     private func changesSince(
         _ lists: (succeeded: [Message], pending: [Message], failed: [Message]), handled: [MessageCollectionEvent]
     ) async -> String {

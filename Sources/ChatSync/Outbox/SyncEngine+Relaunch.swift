@@ -93,8 +93,6 @@ extension SyncEngine {
         // One commit for the batch: a relaunch after a crash may settle thousands of rows.
         try store.batched {
             for entry in batch {
-                // Not stored by the earlier run: a refusal in this one needs no look-up.
-                if byReqId[entry.reqId] == nil { outbox.noteEarlierRunFailureAsked(entry.reqId) }
                 try settle(entry, found: byReqId[entry.reqId], failure: Self.unconfirmedFailure, channelEnded: channelEnded)
             }
         }
