@@ -65,7 +65,7 @@ extension Harness {
         await server.setOnline(true, for: "alice")
         _ = await eventually {
             if await holder.isHolding { return true }
-            return await engine.isIdle(deliveredEvents: await server.deliveredEventCount(for: "alice"))
+            return await Harness.isSettled(engine, server: server)
         }
         run.held = await holder.isHolding
         guard run.held else {

@@ -94,7 +94,7 @@ struct ChannelGoneGeneratedTests {
                         let engine = harness.manager.engine
                         _ = await eventually {
                             if await server.heldRequestCount > 0 { return true }
-                            return await engine.isIdle(deliveredEvents: server.deliveredEventCount(for: "alice"))
+                            return await Harness.isSettled(engine, server: server)
                         }
                         if try engine.store.outboxEntry(reqId: message.reqId)?.message.syncState == .syncing {
                             stoppedWithSendOut = message.reqId

@@ -86,6 +86,16 @@ struct Harness {
         await settle()
     }
 
+    /// Whether alice's manager is idle with every delivered event handled, for a test's own
+    /// polling loop. The count is read again once the engine has answered: an event given
+    /// to the manager in between (the echo of a send that ended meanwhile) would otherwise
+    /// count as handled.
+    static func isSettled(_ engine: SyncEngine, server: SimulatedChatServer, userId: String = "alice") async -> Bool {
+        let delivered = await server.deliveredEventCount(for: userId)
+        guard await engine.isIdle(deliveredEvents: delivered) else { return false }
+        return await server.deliveredEventCount(for: userId) == delivered
+    }
+
     /// Waits until alice's manager has handled every event the server delivered and no
     /// background work runs. It wakes on the engine's own signal (a background task ended,
     /// an event was handled), so it never hinges on how fast the machine is; a wall-clock

@@ -82,7 +82,7 @@ struct LateAnswerTests {
         let fetch = Task { try await collection.fetchSucceededMessages(.previous) }
         #expect(await eventually { await server.heldReadAnswerCount > 0 })
         try await server.delete(messageId: below.messageId, channelURL: Harness.channel)
-        #expect(await eventually { await harness.manager.engine.isIdle(deliveredEvents: await server.deliveredEventCount(for: "alice")) })
+        #expect(await eventually { await Harness.isSettled(harness.manager.engine, server: server) })
         await server.releaseReadAnswers()
         _ = try await fetch.value
         await harness.settle()
