@@ -6,7 +6,8 @@ import Testing
 
 /// Keeps the library's logs out of the test output: each test case's logs go to its own
 /// bounded buffer (``LogCapture``), printed only when that test throws. `TEST_LOGS=print`
-/// streams every log line to standard error instead, for replaying a failing seed.
+/// streams every log line, debug ones included, to standard error instead, for
+/// replaying a failing seed.
 ///
 /// Swift Testing tells a trait when a test throws, not when one of its expectations
 /// failed; a seeded test that fails an expectation names its seed, and the seed replayed
@@ -52,7 +53,7 @@ struct CapturingLogHandler: LogHandler {
     let label: String
     var metadata: Logger.Metadata = [:]
     var metadataProvider: Logger.MetadataProvider?
-    var logLevel: Logger.Level = .info
+    var logLevel: Logger.Level = TestLogs.printsEverything ? .debug : .info
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
