@@ -112,6 +112,24 @@ struct OutboxModelTests {
         // A send stored with its answer lost, the app relaunched, then every try refused
         // until its retries are spent, drawn apart too.
         var lostThenRefused = SeededGenerator(seed: seed &+ 140_000)
+        // The same loss, the message then deleted on another device while the app is away,
+        // and the re-send answered after the channel's catch-up, drawn apart too.
+        var lostThenDeleted = SeededGenerator(seed: seed &+ 150_000)
+        // Sends a message the service stores, its answer lost as the connection breaks;
+        // answers its request id, or nil when the loss did not happen (an earlier send of
+        // the lane's took the loss).
+        func loseAnswerGoingOffline(step: Int, in channelURL: String = Harness.channel) async throws -> String? {
+            await harness.settle()
+            await lostAnswers.arm(goingOfflineOn: server)
+            let message = try await harness.manager.sendMessage(.text("l\(step)"), channelURL: channelURL)
+            // The checks follow the model's channel; another channel's step checks its own.
+            if channelURL == Harness.channel { sent.append(Sent(reqId: message.reqId, lane: .text, permanent: false)) }
+            await harness.settle()
+            await lostAnswers.disarm()
+            guard await lostAnswers.lost == message.reqId else { return nil }
+            log.append("send stored, its answer lost going offline")
+            return message.reqId
+        }
         // Closes the views (noting what they saw fail since the last check) and relaunches.
         func relaunchNotingFailures() async throws {
             log.append("relaunch")
@@ -165,7 +183,7 @@ struct OutboxModelTests {
                 log.append("post by bob")
                 try await server.post(.text("b\(step)"), from: "bob", to: Harness.channel)
             case 52..<58:
-                if let target = try harness.outbox().randomElement(using: &random) {
+                if let target = try Self.modelOutbox(harness).randomElement(using: &random) {
                     // Settled since the last step: nothing moves the message before the cancel.
                     let stored = await server.everStored(reqId: target.reqId, in: Harness.channel)
                     do {
@@ -187,8 +205,9 @@ struct OutboxModelTests {
                     }
                 }
             case 58..<65:
-                if let target = try harness.outbox().filter({ $0.message.syncState == .failed && $0.origin == .outbox }).randomElement(
-                    using: &random)
+                if let target = try Self.modelOutbox(harness).filter({ $0.message.syncState == .failed && $0.origin == .outbox })
+                    .randomElement(
+                        using: &random)
                 {
                     log.append("resend")
                     _ = try await harness.manager.resendMessage(reqId: target.reqId)
@@ -285,18 +304,23 @@ struct OutboxModelTests {
             if online, Int.random(in: 0..<6, using: &lostThenRefused) == 0 {
                 // The service stores the send; the answer is lost as the connection breaks;
                 // the app is relaunched; back online, every try is refused until spent.
-                await harness.settle()
-                await lostAnswers.arm(goingOfflineOn: server)
-                let message = try await harness.manager.sendMessage(.text("l\(step)"), channelURL: Harness.channel)
-                sent.append(Sent(reqId: message.reqId, lane: .text, permanent: false))
-                await harness.settle()
-                await lostAnswers.disarm()
-                if await lostAnswers.lost == message.reqId {
-                    log.append("send stored, its answer lost going offline")
+                if let reqId = try await loseAnswerGoingOffline(step: step) {
                     try await relaunchNotingFailures()
                     try await Self.refusedUntilSpent(
-                        harness, reqId: message.reqId, refusing: refusedSends, failures: operationFailures,
+                        harness, reqId: reqId, refusing: refusedSends, failures: operationFailures,
                         faulty: faulty, locked: locked, context: before, log: &log)
+                }
+                online = await server.isOnline("alice")
+            }
+            if online, Int.random(in: 0..<6, using: &lostThenDeleted) == 0 {
+                // As above, in a channel this device never opened, and alice deletes the
+                // message on another device while away.
+                let unopened = try await Self.newUnopenedChannel(harness, step: step)
+                if let reqId = try await loseAnswerGoingOffline(step: step, in: unopened) {
+                    try await Self.deletedElsewhere(harness, reqId: reqId, in: unopened, log: &log)
+                    try await relaunchNotingFailures()
+                    try await Self.reSentAfterDeletedElsewhere(
+                        harness, reqId: reqId, in: unopened, faulty: faulty, locked: locked, context: before, log: &log)
                 }
                 online = await server.isOnline("alice")
             }
@@ -334,7 +358,7 @@ struct OutboxModelTests {
         removedForCount.formUnion(operationFailures.droppedForLimits)
         let held = await server.messages(in: Harness.channel)
         let onServer = held.map(\.reqId).filter { !$0.isEmpty }
-        let outbox = try harness.outbox()
+        let outbox = try Self.modelOutbox(harness)
         for message in sent {
             let copies = onServer.filter { $0 == message.reqId }.count
             let context =
@@ -402,6 +426,12 @@ struct OutboxModelTests {
     }
 
     /// Texts marked "bad" are refused for good, whether or not transient faults are on.
+    /// The outbox of the model's channel: a step that writes to a channel of its own (see
+    /// ``newUnopenedChannel(_:step:)``) checks that channel itself.
+    static func modelOutbox(_ harness: Harness) throws -> [OutboxEntry] {
+        try harness.outbox().filter { $0.channelURL == Harness.channel }
+    }
+
     static func applyFaults(_ server: SimulatedChatServer, faulty: Bool, locked: Set<Int64> = []) async {
         var plan = faulty ? FaultPlan(failRequestRate: 0.2, loseResponseRate: 0.2) : FaultPlan()
         plan.permanentErrorTexts = Set((0..<40).map { "bad \($0)" })
@@ -426,7 +456,7 @@ struct OutboxModelTests {
             let order = sent.filter { $0.lane == lane && !everFailed.contains($0.reqId) }.compactMap { arrival[$0.reqId] }
             #expect(order == order.sorted(), "lane \(lane) out of order: \(context)")
         }
-        let outbox = try harness.outbox()
+        let outbox = try Self.modelOutbox(harness)
         // `message(reqId:)` knows every message the app sent and did not withdraw, in any
         // connection state and across relaunches: in the outbox, cached, or answered and
         // awaiting its echo (API §4.3). Only a failure may drop one (policy `.none`, or the
