@@ -147,12 +147,21 @@ extension ChannelCollectionTests {
         // Half the held pages are answered after the app paused: the fetch then asks
         // nothing more (API §1), whatever followed its page. Drawn apart too.
         var pausedHolds = SeededGenerator(seed: seed &+ 22_000_000)
+        // Paused, the list's last fetch ran out of cached channels (`false`): until the
+        // service's page comes, the app has been told the list shows every cached channel
+        // it lists. Alice then deletes her own message that a listed channel shows as its
+        // last, so the channel moves down, below the list's last row when it was that row.
+        // Each time, drawn apart too (seed 231 of 400 lost a channel so before the fix).
+        var movesWhileAway = SeededGenerator(seed: seed &+ 23_000_000)
+        var exhaustedAway = false
         for _ in 0..<30 {
             let target = created > 0 ? "c\(Int.random(in: 0..<created, using: &random))" : Harness.channel
             let exists = await harness.server.channel(target).map { $0.memberIds.contains("alice") } ?? false
             let action = Int.random(in: 0..<10, using: &random)
             switch action {
-            case 0, 1: _ = try await collection.fetch()
+            case 0, 1:
+                let more = try await collection.fetch()
+                exhaustedAway = !running && !more
             case 2: try await create()
             case 3 where exists: try await harness.server.post(.text("x"), from: "bob", to: target)
             case 4 where exists: _ = try await harness.manager.sendMessage(.text("mine"), channelURL: target)
@@ -209,6 +218,7 @@ extension ChannelCollectionTests {
             if Int.random(in: 0..<8, using: &clears) == 0 {
                 if !(await collection.channels.isEmpty), clearOwed == nil { clearOwed = await tokens.refusals }
                 try await harness.manager.clearCache()
+                exhaustedAway = false
                 log.append("clear the cache")
             }
             switch Int.random(in: 0..<5, using: &chatScreens) {
@@ -232,10 +242,15 @@ extension ChannelCollectionTests {
                 log.append("rename \(url) while paused")
             default: break
             }
+            // Resumed since that fetch: the owed page came, or comes (a step below may pause again).
+            if running { exhaustedAway = false }
             try await Self.changeOwnLastMessageWhilePaused(
                 harness, collection, ownWrites, random: &ownPreviews, refusals: &refusals, log: &log, running: &running)
             let lifted = try await Self.liftUnheldChannelOverAFlakyLink(
                 harness, tokens, collection, created: created, random: &flakyLogs, log: &log)
+            if exhaustedAway {
+                try await Self.deleteOwnLastMessageWhileAway(harness, collection, random: &movesWhileAway, log: &log)
+            }
             if Int.random(in: 0..<4, using: &screens) == 0 {
                 log.append("new model and events read")
                 (model, later) = (await ChannelCollectionModel(collection: collection), ChannelRecorder(collection))
@@ -339,10 +354,19 @@ extension ChannelCollectionTests {
             }
             // The list is exactly the head of the cache in its order: changes applied in
             // place never miss a channel the cache holds above the list's end.
-            let cached = try harness.manager.engine.store.channels(matching: query).prefix(channels.count)
+            let cachedAll = try harness.manager.engine.store.channels(matching: query)
+            let cached = cachedAll.prefix(channels.count)
             #expect(
                 channels.map(\.channelURL) == cached.map(\.channelURL),
                 "seed \(seed): the list is the cache's head (\(query)); steps \(log)")
+            // Told `false` while away, the app was promised every cached channel: one that
+            // moved below the list's last row since stays listed (API §5: offline the cached
+            // list is served).
+            if exhaustedAway {
+                #expect(
+                    channels.map(\.channelURL) == cachedAll.map(\.channelURL),
+                    "seed \(seed): told it had no more while away, the list lost a cached channel (\(query)); steps \(log)")
+            }
         }
         // Fetching to the end, online, gives every channel the server has for alice (Guarantees: Channel list),
         // however channels moved across the pages' cursor meanwhile.
@@ -443,6 +467,25 @@ extension ChannelCollectionTests {
         log.append(
             "send to \(target) and read it, \(paused ? "pause, " : "")\(done.joined(separator: " and ")) it\(refusing ? " (to be refused)" : "")\(paused && resumed ? ", resume" : "")"
         )
+    }
+
+    /// Paused, with the list told it has no more: alice deletes her own message that a
+    /// listed channel shows as its last (queued; the channel's preview goes back to its
+    /// message before, so it moves down in the latest-message order).
+    static func deleteOwnLastMessageWhileAway(
+        _ harness: Harness, _ collection: ChannelCollection, random: inout SeededGenerator, log: inout [String]
+    ) async throws {
+        // Sent and cached ones only: a message still in the outbox is cancelled, and one
+        // the cache lacks cannot be deleted (`.invalidParameter`).
+        let store = harness.manager.engine.store
+        let own = try await collection.channels.filter { channel in
+            guard let last = channel.lastMessage, last.senderId == "alice", last.messageId > 0 else { return false }
+            return try store.message(channelURL: channel.channelURL, messageId: last.messageId) != nil
+        }
+        guard let channel = own.randomElement(using: &random), let last = channel.lastMessage else { return }
+        try await harness.manager.deleteMessage(messageId: last.messageId, channelURL: channel.channelURL)
+        let place = await collection.channels.firstIndex { $0.channelURL == channel.channelURL }
+        log.append("while away, delete her last message of \(channel.channelURL) (now at \(place.map(String.init) ?? "none"))")
     }
 
     /// When the list has paged to the service's end and runs online, one time in three:

@@ -66,7 +66,7 @@ struct ScheduleSeeds: Sendable {
     static let automaticResends = ScheduleSeeds(
         name: "AUTOMATIC_RESENDS", filter: "AutomaticResendTimersGenerated", defaultCount: 40, regressions: [])
     /// The channel list's replay generator.
-    static let channelList = ScheduleSeeds(name: "CHANNEL_LIST", filter: "ChannelCollection", defaultCount: 120, regressions: [])
+    static let channelList = ScheduleSeeds(name: "CHANNEL_LIST", filter: "ChannelCollection", defaultCount: 120, regressions: [231])
 
     var all: [UInt64] {
         let environment = ProcessInfo.processInfo.environment

@@ -2,7 +2,8 @@
 ///
 /// The view holds exactly the cached channels that match its query and sort at or
 /// before its boundary (the last channel its pages reached), or all of them once the
-/// end is known. It holds only those: pages come from the cache by keyset, and each
+/// end is known (or, after a fetch away from the service ran out of cached channels,
+/// until the service can be reached again). It holds only those: pages come from the cache by keyset, and each
 /// change of a channel is applied to its place alone (a binary search in the loaded
 /// channels), never by reading the others again.
 final class ChannelView {
@@ -25,6 +26,11 @@ final class ChannelView {
     /// A fetch ran out of cached channels while the service was out of reach: the
     /// service's page is fetched by itself once online.
     var owesServerPage = false
+    /// That fetch told the app the list has no more: until the service can be reached
+    /// again, every cached channel the query matches belongs in the view, also one that
+    /// moves below its last row meanwhile (a queued deletion of its last message lowers
+    /// it). Online, the owed page takes over from the boundary this leaves.
+    var coversCache = false
     /// That owed page is being fetched; the app's fetches wait for it.
     private(set) var isFetchingOwedPage = false
     private var owedPageWaiters: [CheckedContinuation<Void, Never>] = []
@@ -72,7 +78,7 @@ final class ChannelView {
     /// Whether `channel` belongs in the view.
     func admits(_ channel: Channel) -> Bool {
         guard query.matches(channel) else { return false }
-        if isComplete { return true }
+        if isComplete || coversCache { return true }
         guard let boundary else { return false }
         return !query.order.sortsBefore(boundary, channel)
     }
@@ -101,6 +107,9 @@ final class ChannelView {
                 continue
             }
             put(now)
+            // Below the last row, admitted as one the app was told it has: the boundary
+            // follows, so the view still holds exactly what sorts at or before it.
+            if coversCache, !isComplete { extendBoundary(to: now) }
             guard let before else {
                 inserted.append(now)
                 continue
@@ -158,6 +167,7 @@ final class ChannelView {
         serverCursor = nil
         serverExhausted = false
         owesServerPage = false
+        coversCache = false
         emit(.channels(.clear, []))
     }
 

@@ -41,8 +41,10 @@ extension SyncEngine {
         guard isOnline else {
             // Out of reach: the cache answers now, and the service's page follows by
             // itself once online, so that an app that stopped at `false` is not left short.
-            if beyond.count <= view.query.limit { view.owesServerPage = true }
-            return beyond.count > view.query.limit
+            let hasMore = beyond.count > view.query.limit
+            if !hasMore { view.owesServerPage = true }
+            view.coversCache = !hasMore
+            return hasMore
         }
         return try await fetchServerPage(of: view)
     }
