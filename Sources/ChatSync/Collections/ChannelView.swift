@@ -2,8 +2,8 @@
 ///
 /// The view holds exactly the cached channels that match its query and sort at or
 /// before its boundary (the last channel its pages reached), or all of them once the
-/// end is known (or, after a fetch away from the service ran out of cached channels,
-/// until the service can be reached again). It holds only those: pages come from the cache by keyset, and each
+/// end is known (or, away from the service after a fetch that ran out of cached
+/// channels, until the service's page after it comes). It holds only those: pages come from the cache by keyset, and each
 /// change of a channel is applied to its place alone (a binary search in the loaded
 /// channels), never by reading the others again.
 final class ChannelView {
@@ -26,10 +26,13 @@ final class ChannelView {
     /// A fetch ran out of cached channels while the service was out of reach: the
     /// service's page is fetched by itself once online.
     var owesServerPage = false
-    /// That fetch told the app the list has no more: until the service can be reached
-    /// again, every cached channel the query matches belongs in the view, also one that
-    /// moves below its last row meanwhile (a queued deletion of its last message lowers
-    /// it). Online, the owed page takes over from the boundary this leaves.
+    /// That fetch told the app the list has no more, and the service's page after it has
+    /// not been answered yet.
+    var toldNoMoreAway = false
+    /// Told so, and away from the service now: every cached channel the query matches
+    /// belongs in the view, also one that moves below its last row meanwhile (a queued
+    /// deletion of its last message lowers it). Online, the owed page takes over from
+    /// the boundary this leaves.
     var coversCache = false
     /// That owed page is being fetched; the app's fetches wait for it.
     private(set) var isFetchingOwedPage = false
@@ -167,6 +170,7 @@ final class ChannelView {
         serverCursor = nil
         serverExhausted = false
         owesServerPage = false
+        toldNoMoreAway = false
         coversCache = false
         emit(.channels(.clear, []))
     }

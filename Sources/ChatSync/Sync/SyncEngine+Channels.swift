@@ -43,6 +43,7 @@ extension SyncEngine {
             // itself once online, so that an app that stopped at `false` is not left short.
             let hasMore = beyond.count > view.query.limit
             if !hasMore { view.owesServerPage = true }
+            view.toldNoMoreAway = !hasMore
             view.coversCache = !hasMore
             return hasMore
         }
@@ -66,6 +67,7 @@ extension SyncEngine {
         // after the new token will name, so it is not stored, and the list starts again.
         guard view.clears == clears else { return try await restartServerPages(of: view, restarts: restarts) }
         view.owesServerPage = false
+        view.toldNoMoreAway = false  // the service's pages say what the list holds from here
         var page = answered
         page.channels = try keepingWhatTheCacheLearntSince(page.channels, since: mark).map(showingQueuedWrites)
         let shown = try cachedCopiesShown(page.channels)
@@ -95,6 +97,21 @@ extension SyncEngine {
         guard complete || view.boundary != old else { return }
         let added = try store.channels(matching: view.query, after: old, through: complete ? nil : view.boundary)
         view.apply(added.map { ($0.channelURL, $0) })
+    }
+
+    /// Away from the service again: lists told they have no more while away, whose page
+    /// after that has not come, hold every cached channel again (one that left them
+    /// while the connection was back, moving below the last row, returns).
+    func coverTheCacheWhileAway() {
+        for view in channelLists.viewsInOrder where view.toldNoMoreAway && !view.coversCache {
+            view.coversCache = true
+            do {
+                let beyond = try store.channels(matching: view.query, after: view.boundary)
+                view.apply(beyond.map { ($0.channelURL, $0) })
+            } catch {
+                logger.warning("a channel list could not read the cached channels below it: \(error)")
+            }
+        }
     }
 
     /// Once online: the pages lists asked for while the service was out of reach.

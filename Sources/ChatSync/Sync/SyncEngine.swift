@@ -296,5 +296,6 @@ actor SyncEngine {
         // Sent messages whose echo will not come now leave the pending and failed lists;
         // the next sync brings them to the succeeded list.
         for reqId in Array(outbox.awaitingEcho.keys) { stopAwaitingEcho(reqId) }
+        coverTheCacheWhileAway()
     }
 }
