@@ -425,13 +425,13 @@ struct OutboxModelTests {
             "\(reqId) is refused a cancel as possibly stored, but the service never stored it: \(context)")
     }
 
-    /// Texts marked "bad" are refused for good, whether or not transient faults are on.
     /// The outbox of the model's channel: a step that writes to a channel of its own (see
     /// ``newUnopenedChannel(_:step:)``) checks that channel itself.
     static func modelOutbox(_ harness: Harness) throws -> [OutboxEntry] {
         try harness.outbox().filter { $0.channelURL == Harness.channel }
     }
 
+    /// Texts marked "bad" are refused for good, whether or not transient faults are on.
     static func applyFaults(_ server: SimulatedChatServer, faulty: Bool, locked: Set<Int64> = []) async {
         var plan = faulty ? FaultPlan(failRequestRate: 0.2, loseResponseRate: 0.2) : FaultPlan()
         plan.permanentErrorTexts = Set((0..<40).map { "bad \($0)" })

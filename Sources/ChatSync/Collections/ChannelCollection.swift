@@ -56,8 +56,9 @@ public final class ChannelCollection: Sendable {
     ///   ``ChannelCollectionModel`` sets its `hasMore` again by itself); a `fetch()` made
     ///   while that page is on its way waits for it and then loads the page after it.
     ///   As for a message collection, a fetch under way when the collection is removed
-    ///   or the manager closed stops and answers `true` (the end is not known); the next
-    ///   call throws.
+    ///   or the manager closed stops and answers `true` (the end is not known), or
+    ///   throws ``SyncManagerError/Code/closed`` if it was still waiting for that owed
+    ///   page; the next call throws.
     /// - Throws: ``SyncManagerError/Code/closed`` after ``remove()`` or `close()`.
     @discardableResult
     public func fetch() async throws -> Bool {

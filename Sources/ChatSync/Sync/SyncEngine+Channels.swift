@@ -102,11 +102,14 @@ extension SyncEngine {
     /// Away from the service again: lists told they have no more while away, whose page
     /// after that has not come, hold every cached channel again (one that left them
     /// while the connection was back, moving below the last row, returns).
+    ///
+    /// A list whose page is on its way is left alone: that page's answer alone moves its
+    /// boundary, by which the owed page tells whether it went past the list.
     func coverTheCacheWhileAway() {
-        for view in channelLists.viewsInOrder where view.toldNoMoreAway && !view.coversCache {
-            view.coversCache = true
+        for view in channelLists.viewsInOrder where view.toldNoMoreAway && !view.coversCache && !view.isFetching {
             do {
                 let beyond = try store.channels(matching: view.query, after: view.boundary)
+                view.coversCache = true
                 view.apply(beyond.map { ($0.channelURL, $0) })
             } catch {
                 logger.warning("a channel list could not read the cached channels below it: \(error)")
