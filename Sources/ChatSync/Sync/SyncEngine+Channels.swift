@@ -99,6 +99,12 @@ extension SyncEngine {
         view.apply(added.map { ($0.channelURL, $0) })
     }
 
+    /// Online: what the service says, not the cache alone, is what a list told it has no
+    /// more while away holds from here (its owed page follows).
+    func uncoverTheCacheOnceOnline() {
+        for view in channelLists.viewsInOrder { view.coversCache = false }
+    }
+
     /// Away from the service again: lists told they have no more while away, whose page
     /// after that has not come, hold every cached channel again (one that left them
     /// while the connection was back, moving below the last row, returns).

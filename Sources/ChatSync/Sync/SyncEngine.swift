@@ -268,9 +268,7 @@ actor SyncEngine {
             logger.debug("connection \(connectionState) -> \(state)")
             if state == .online {
                 connection.comeOnline()
-                // The service answers again: what it says, not the cache alone, is what a
-                // list away from it was told it has (its owed page follows).
-                for view in channelLists.viewsInOrder { view.coversCache = false }
+                uncoverTheCacheOnceOnline()
                 let connected = epoch
                 runInBackground { engine in await engine.syncAfterComingOnline(epoch: connected) }
             } else {
