@@ -115,19 +115,25 @@ struct OutboxModelTests {
         // The same loss, the message then deleted on another device while the app is away,
         // and the re-send answered after the channel's catch-up, drawn apart too.
         var lostThenDeleted = SeededGenerator(seed: seed &+ 150_000)
+        // How the lost-then-refused step loses its answer (a timeout, or `.network` as the
+        // HTTP services report a connection broken after the request went) and whether the
+        // app is relaunched before the refusals, drawn apart too.
+        var lostThenRefusedKind = SeededGenerator(seed: seed &+ 160_000)
         // Sends a message the service stores, its answer lost as the connection breaks;
         // answers its request id, or nil when the loss did not happen (an earlier send of
         // the lane's took the loss).
-        func loseAnswerGoingOffline(step: Int, in channelURL: String = Harness.channel) async throws -> String? {
+        func loseAnswerGoingOffline(
+            step: Int, in channelURL: String = Harness.channel, reportedAs code: ChatServiceError.Code = .timeout
+        ) async throws -> String? {
             await harness.settle()
-            await lostAnswers.arm(goingOfflineOn: server)
+            await lostAnswers.arm(goingOfflineOn: server, reportedAs: code)
             let message = try await harness.manager.sendMessage(.text("l\(step)"), channelURL: channelURL)
             // The checks follow the model's channel; another channel's step checks its own.
             if channelURL == Harness.channel { sent.append(Sent(reqId: message.reqId, lane: .text, permanent: false)) }
             await harness.settle()
             await lostAnswers.disarm()
             guard await lostAnswers.lost == message.reqId else { return nil }
-            log.append("send stored, its answer lost going offline")
+            log.append("send stored, its answer lost going offline (\(code))")
             return message.reqId
         }
         // Closes the views (noting what they saw fail since the last check) and relaunches.
@@ -302,10 +308,13 @@ struct OutboxModelTests {
                 }
             }
             if online, Int.random(in: 0..<6, using: &lostThenRefused) == 0 {
-                // The service stores the send; the answer is lost as the connection breaks;
-                // the app is relaunched; back online, every try is refused until spent.
-                if let reqId = try await loseAnswerGoingOffline(step: step) {
-                    try await relaunchNotingFailures()
+                // The service stores the send; the answer is lost as the connection breaks
+                // (a timeout, or `.network`); the app may be relaunched; back online, every
+                // try is refused until spent.
+                let code: ChatServiceError.Code = Bool.random(using: &lostThenRefusedKind) ? .network : .timeout
+                let relaunched = Bool.random(using: &lostThenRefusedKind)
+                if let reqId = try await loseAnswerGoingOffline(step: step, reportedAs: code) {
+                    if relaunched { try await relaunchNotingFailures() }
                     try await Self.refusedUntilSpent(
                         harness, reqId: reqId, refusing: refusedSends, failures: operationFailures,
                         faulty: faulty, locked: locked, context: before, log: &log)

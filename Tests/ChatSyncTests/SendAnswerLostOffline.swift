@@ -11,14 +11,18 @@ actor SendAnswerLostOffline: ForwardingChatService {
     private var armed: SimulatedChatServer?
     /// The request id of the send whose answer was lost, once it was.
     private(set) var lost: String?
+    /// What the lost answer is reported as: a timeout, or `.network`, which the HTTP
+    /// services of Samples and Matrix throw for a connection that broke after the request went.
+    private var lossCode: ChatServiceError.Code = .timeout
 
     init(base: any ChatService) { self.base = base }
 
     /// Loses the answer to the next send, after the service stored it, and takes alice
-    /// offline on `server` first.
-    func arm(goingOfflineOn server: SimulatedChatServer) {
+    /// offline on `server` first; the send then throws a transient error of `code`.
+    func arm(goingOfflineOn server: SimulatedChatServer, reportedAs code: ChatServiceError.Code = .timeout) {
         armed = server
         lost = nil
+        lossCode = code
     }
 
     func disarm() { armed = nil }
@@ -39,6 +43,6 @@ actor SendAnswerLostOffline: ForwardingChatService {
         lost = stored.reqId
         await server.setOnline(false, for: "alice")
         await server.releaseEvents(for: "alice")  // offline: nothing reaches alice
-        throw ChatServiceError.transient(.timeout, "the answer to \(request.reqId) was lost on a connection that broke")
+        throw ChatServiceError.transient(lossCode, "the answer to \(request.reqId) was lost on a connection that broke")
     }
 }

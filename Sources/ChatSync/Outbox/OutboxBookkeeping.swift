@@ -112,9 +112,10 @@ struct OutboxBookkeeping {
     private var attempted: Set<String> = []
 
     /// Request ids of this run whose send request went and whose answer was lost at least
-    /// once (a timeout, or an answer that made no sense; not an upload's), and those whose
-    /// first try in this run found them possibly stored by an earlier run's (see
-    /// ``mayHaveLostAnswer(_:)``): the service may hold them whatever a later try heard.
+    /// once (a timeout, a connection that broke, or an answer that made no sense; not an
+    /// upload's), and those whose first try in this run found them possibly stored by an
+    /// earlier run's (see ``mayHaveLostAnswer(_:)``): the service may hold them whatever a
+    /// later try heard.
     private var answersLost: Set<String> = []
     /// Failed messages of an earlier run, not tried in this one, that a look-up by request
     /// id has answered for in this run.
