@@ -66,10 +66,10 @@ extension SyncManager {
     /// one answered just before the app was killed (before its echo), one sent to a
     /// channel no collection showed, one evicted since. The record follows the edits and
     /// deletions the engine learns of (real-time events, change logs, pages); changes made
-    /// while the app was not running reach it when the message's channel syncs again. It
-    /// goes with ``clearCache()``, and a channel's part with the channel's history (a
-    /// refused change-log token, the channel deleted or left). `nil` means the message
-    /// was never sent from here, was removed unsent, or is deleted or forgotten.
+    /// while the app was away (not running, or offline) reach it when the message's channel
+    /// syncs again. It goes with ``clearCache()``, and a channel's part with the channel's
+    /// history (a refused change-log token, the channel deleted or left). `nil` means the
+    /// message was never sent from here, was removed unsent, or is deleted or forgotten.
     public func message(reqId: String) async -> Message? {
         await engine.message(reqId: reqId)
     }

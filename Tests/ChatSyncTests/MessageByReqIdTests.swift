@@ -69,4 +69,35 @@ struct MessageByReqIdTests {
         try await harness.manager.clearCache()
         #expect(await harness.manager.message(reqId: sent.reqId) == nil)
     }
+
+    /// Alice's message in a channel no collection showed is remembered, not cached, once
+    /// its echo came. Deleted on another device while this one was away (with or without
+    /// a relaunch), nothing tells of it until the channel syncs: its first page, which
+    /// covers the message and lacks it, must forget the copy. Before, `message(reqId:)`
+    /// answered it as synced for good (the outbox model, seeds 127 and 151 under load).
+    @Test(arguments: [false, true])
+    func aMessageDeletedWhileAwayIsGoneOnceItsChannelSyncs(relaunched: Bool) async throws {
+        var harness = try await Harness.make()
+        let channelURL = "elsewhere"
+        try await harness.server.createChannel(channelURL, members: ["alice", "bob"], name: channelURL)
+        try await harness.server.post(.text("hi"), from: "bob", to: channelURL)
+        await harness.online()
+        let sent = try await harness.manager.sendMessage(.text("bye"), channelURL: channelURL)
+        await harness.settle()
+        let synced = try #require(await harness.manager.message(reqId: sent.reqId))
+        #expect(synced.syncState == .synced)
+        #expect(try harness.manager.engine.store.message(reqId: sent.reqId) == nil, "remembered, not cached")
+        await harness.server.setOnline(false, for: "alice")
+        await harness.settle()
+        try await harness.server.delete(messageId: synced.messageId, channelURL: channelURL)
+        if relaunched { try await harness.relaunch() }
+        await harness.server.setOnline(true, for: "alice")
+        await harness.online()
+        let view = try await harness.manager.messageCollection(channelURL: channelURL)
+        _ = try await view.fetchSucceededMessages(.previous)
+        await harness.settle()
+        #expect(await view.succeededMessages.map(\.text) == ["hi"])
+        #expect(await harness.manager.message(reqId: sent.reqId) == nil, "deleted elsewhere, still answered")
+        #expect(await observed(harness, sent.reqId).isEmpty)
+    }
 }

@@ -6,8 +6,8 @@ import Testing
 extension OutboxModelTests {
     /// A channel of alice's, new to the service, that this device has never opened: no
     /// change-log token of its own will tell of a deletion made while the app was away.
-    static func newUnopenedChannel(_ harness: Harness, step: Int) async throws -> String {
-        let channelURL = "unopened-\(step)"
+    static func newUnopenedChannel(_ harness: Harness, step: Int, named name: String = "unopened") async throws -> String {
+        let channelURL = "\(name)-\(step)"
         try await harness.server.createChannel(channelURL, members: ["alice", "bob"], name: channelURL)
         try await harness.server.post(.text("hi"), from: "bob", to: channelURL)
         return channelURL
@@ -77,9 +77,12 @@ extension OutboxModelTests {
         )
         #expect(
             await engine.outbox.awaitingEcho[reqId] == nil, "\(reqId), deleted elsewhere, waits for an echo: \(context) \(log.suffix(4))")
+        // Where an answer comes from: the cache, or the record of messages synced lately.
+        let cached = try engine.store.message(reqId: reqId) != nil
+        let remembered = await engine.outbox.recentlySynced[reqId] != nil
         #expect(
             await harness.manager.message(reqId: reqId) == nil,
-            "\(reqId), deleted elsewhere, is still answered: \(context) \(log.suffix(4))")
+            "\(reqId), deleted elsewhere, is still answered (cached \(cached), remembered \(remembered)): \(context) \(log.suffix(4))")
         let shown = await collection.succeededMessages + collection.pendingMessages + collection.failedMessages
         #expect(!shown.contains { $0.reqId == reqId }, "\(reqId), deleted elsewhere, is shown: \(context) \(log.suffix(4))")
         await checkInvariants(collection, recorder, context: context)

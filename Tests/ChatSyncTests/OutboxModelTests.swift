@@ -119,6 +119,9 @@ struct OutboxModelTests {
         // HTTP services report a connection broken after the request went) and whether the
         // app is relaunched before the refusals, drawn apart too.
         var lostThenRefusedKind = SeededGenerator(seed: seed &+ 160_000)
+        // A message synced in a channel never opened, deleted elsewhere while away, the app
+        // perhaps relaunched, then the channel opened, drawn apart too.
+        var syncedThenDeleted = SeededGenerator(seed: seed &+ 170_000)
         // Sends a message the service stores, its answer lost as the connection breaks;
         // answers its request id, or nil when the loss did not happen (an earlier send of
         // the lane's took the loss).
@@ -333,6 +336,16 @@ struct OutboxModelTests {
                 }
                 online = await server.isOnline("alice")
             }
+            if online, Int.random(in: 0..<6, using: &syncedThenDeleted) == 0 {
+                let channelURL = try await Self.newUnopenedChannel(harness, step: step, named: "remembered")
+                let relaunched = Bool.random(using: &syncedThenDeleted)
+                if let reqId = try await Self.syncedThenDeletedWhileAway(harness, in: channelURL, step: step, locked: locked, log: &log) {
+                    if relaunched { try await relaunchNotingFailures() }
+                    try await Self.openedAfterDeletedWhileAway(
+                        harness, reqId: reqId, in: channelURL, faulty: faulty, locked: locked, context: before, log: &log)
+                }
+                online = await server.isOnline("alice")
+            }
             if online, policy != .none, Int.random(in: 0..<6, using: &refusedCancels) == 0 {
                 let made = try await Self.cancelAfterRefusal(harness, step: step, context: before, log: &log)
                 sent.append(Sent(reqId: made.reqId, lane: .text, permanent: true, text: made.text))
@@ -435,7 +448,7 @@ struct OutboxModelTests {
     }
 
     /// The outbox of the model's channel: a step that writes to a channel of its own (see
-    /// ``newUnopenedChannel(_:step:)``) checks that channel itself.
+    /// ``newUnopenedChannel(_:step:named:)``) checks that channel itself.
     static func modelOutbox(_ harness: Harness) throws -> [OutboxEntry] {
         try harness.outbox().filter { $0.channelURL == Harness.channel }
     }

@@ -89,6 +89,16 @@ struct RecentlySynced {
         return reqIds.first
     }
 
+    /// The channel's remembered copies whose keys lie in `range`, in no order (a scan of
+    /// at most ``capacity`` copies).
+    func copies(in channelURL: String, within range: KeyRange) -> [Message] {
+        byReqId.values.compactMap { entry in
+            entry.message.channelURL == channelURL && range.admits(entry.message.sortKey) ? entry.message : nil
+        }
+    }
+
+    var isEmpty: Bool { byReqId.isEmpty }
+
     /// Whether a copy of a message at any of these places is remembered.
     func remembers(channelURL: String, messageIds: some Sequence<Int64>) -> Bool {
         messageIds.contains { byAddress[Address(channelURL: channelURL, messageId: $0)] != nil }

@@ -234,6 +234,7 @@ extension SyncEngine {
         let oldest = gone ? nil : outbox.recentlySynced.forgottenByRemembering(synced.reqId)
         try store.retireOutbox(reqId: reqId, remembering: gone ? nil : synced, forgetting: oldest)
         outbox.retire(synced, gone: gone)
+        if !gone { inFlight[synced.channelURL]?.rememberedWhileAsked.insert(reqId) }
         observers.publish(synced)
     }
 }

@@ -16,4 +16,7 @@ struct RequestsInFlight {
     /// ``SyncEngine/laterThanTheAnswer(_:in:)``).
     var deletedWhileAsked: Set<Int64> = []
     var editedWhileAsked: [Int64: Message] = [:]
+    /// Request ids of this device's messages remembered as synced while a request was in
+    /// flight: its answer, read before, may lack them although the service holds them.
+    var rememberedWhileAsked: Set<String> = []
 }

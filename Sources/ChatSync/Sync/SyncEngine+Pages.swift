@@ -41,6 +41,7 @@ extension SyncEngine {
         let merged = try storeBatch(
             messages, completing: Chunk(channelURL: channelURL, start: span.start, end: span.end),
             vouchedEdge: query.inclusive ? nil : anchor, authoritative: span.authoritative)
+        forgetRemoved(rememberedAbsent(from: messages, of: span, in: channelURL), in: channelURL)
         refreshViews(channelURL, with: messages, admitting: false, followingMoves: false)
         // The anchor was evicted meanwhile, and the page alone proves no range: a later
         // request asks again around the view's own anchor.
@@ -131,6 +132,22 @@ extension SyncEngine {
         return try store.page(
             channelURL: channelURL, direction: direction, from: anchor, inclusive: inclusive, bound: bound, limit: limit,
             filter: filter)
+    }
+
+    /// Messages of this device remembered as synced lately (often not cached: sent to a
+    /// channel no collection showed, or evicted) that a page lacks inside the span it is
+    /// the truth for, or past its end when it reaches the newest message: deleted, perhaps
+    /// while the app was away, when nothing else tells of it. Not those remembered while a
+    /// request was out, which its answer may predate. Before, `message(reqId:)` answered
+    /// such a message as synced for good (the outbox model, seeds 127 and 151 under load).
+    private func rememberedAbsent(from messages: [Message], of span: PageSpan, in channelURL: String) -> [Int64] {
+        guard !outbox.recentlySynced.isEmpty else { return [] }
+        var range = span.authoritative
+        if span.reachesNewest { (range.upper, range.upperInclusive) = (.max, true) }
+        let fresh = inFlight[channelURL]?.rememberedWhileAsked ?? []
+        let present = Set(messages.map(\.messageId))
+        return outbox.recentlySynced.copies(in: channelURL, within: range)
+            .filter { !present.contains($0.messageId) && !fresh.contains($0.reqId) }.map(\.messageId)
     }
 
     /// Messages a page proved deleted leave the views and are remembered as deleted.
