@@ -77,17 +77,30 @@ extension OutboxModelTests {
         )
         #expect(
             await engine.outbox.awaitingEcho[reqId] == nil, "\(reqId), deleted elsewhere, waits for an echo: \(context) \(log.suffix(4))")
+        try await expectGoneThenClose(
+            harness, reqId: reqId, collection: collection, recorder: recorder, faulty: faulty, locked: locked,
+            context: "\(context) \(log.suffix(4))")
+    }
+
+    /// How the deleted-elsewhere steps end: `reqId` is neither answered by
+    /// `message(reqId:)` nor shown by `collection`, whose events replay to its lists; the
+    /// view then closes and the schedule's faults return.
+    static func expectGoneThenClose(
+        _ harness: Harness, reqId: String, collection: MessageCollection, recorder: EventRecorder, faulty: Bool,
+        locked: Set<Int64>, context: String
+    ) async throws {
+        let engine = harness.manager.engine
         // Where an answer comes from: the cache, or the record of messages synced lately.
         let cached = try engine.store.message(reqId: reqId) != nil
         let remembered = await engine.outbox.recentlySynced[reqId] != nil
         #expect(
             await harness.manager.message(reqId: reqId) == nil,
-            "\(reqId), deleted elsewhere, is still answered (cached \(cached), remembered \(remembered)): \(context) \(log.suffix(4))")
+            "\(reqId), deleted elsewhere, is still answered (cached \(cached), remembered \(remembered)): \(context)")
         let shown = await collection.succeededMessages + collection.pendingMessages + collection.failedMessages
-        #expect(!shown.contains { $0.reqId == reqId }, "\(reqId), deleted elsewhere, is shown: \(context) \(log.suffix(4))")
+        #expect(!shown.contains { $0.reqId == reqId }, "\(reqId), deleted elsewhere, is shown: \(context)")
         await checkInvariants(collection, recorder, context: context)
         await collection.remove()
-        await applyFaults(server, faulty: faulty, locked: locked)
+        await applyFaults(harness.server, faulty: faulty, locked: locked)
         await harness.settle()
     }
 }

@@ -41,14 +41,8 @@ extension OutboxModelTests {
         _ = try await collection.fetchSucceededMessages(.previous)
         await harness.settle()
         log.append("back online, the channel opened")
-        #expect(
-            await harness.manager.message(reqId: reqId) == nil,
-            "\(reqId), deleted elsewhere while away, is still answered once its channel synced: \(context) \(log.suffix(4))")
-        let shown = await collection.succeededMessages + collection.pendingMessages + collection.failedMessages
-        #expect(!shown.contains { $0.reqId == reqId }, "\(reqId), deleted elsewhere while away, is shown: \(context)")
-        await checkInvariants(collection, recorder, context: context)
-        await collection.remove()
-        await applyFaults(server, faulty: faulty, locked: locked)
-        await harness.settle()
+        try await expectGoneThenClose(
+            harness, reqId: reqId, collection: collection, recorder: recorder, faulty: faulty, locked: locked,
+            context: "\(context) \(log.suffix(4))")
     }
 }

@@ -42,7 +42,13 @@ public protocol ChatService: Sendable {
     /// outbox then lets the app cancel the waiting message. When the message may have
     /// been stored (an answer lost or unreadable, a second request after the storing one
     /// failed), throw ``ChatServiceError/Code/timeout`` or
-    /// ``ChatServiceError/Code/badResponse``.
+    /// ``ChatServiceError/Code/badResponse``. ``ChatServiceError/Code/network`` after the
+    /// request went (a connection that broke) is also taken for a possibly stored message:
+    /// the outbox looks it up by `reqId` before the message can fail.
+    ///
+    /// Pages (``fetchMessages(_:)``) must be complete by key: a page that reaches the
+    /// newest message lacks only messages the service no longer holds, and the record
+    /// behind ``SyncManager/message(reqId:)`` forgets those.
     func sendMessage(_ request: SendMessageRequest) async throws -> Message
 
     /// Uploads a media message's file and answers its information with ``FileInfo/url`` set.

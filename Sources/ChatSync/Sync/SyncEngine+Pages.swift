@@ -41,7 +41,7 @@ extension SyncEngine {
         let merged = try storeBatch(
             messages, completing: Chunk(channelURL: channelURL, start: span.start, end: span.end),
             vouchedEdge: query.inclusive ? nil : anchor, authoritative: span.authoritative)
-        forgetRemoved(rememberedAbsent(from: messages, of: span, in: channelURL), in: channelURL)
+        forgetRememberedAbsent(from: messages, of: span, in: channelURL)
         refreshViews(channelURL, with: messages, admitting: false, followingMoves: false)
         // The anchor was evicted meanwhile, and the page alone proves no range: a later
         // request asks again around the view's own anchor.
@@ -135,19 +135,32 @@ extension SyncEngine {
     }
 
     /// Messages of this device remembered as synced lately (often not cached: sent to a
-    /// channel no collection showed, or evicted) that a page lacks inside the span it is
-    /// the truth for, or past its end when it reaches the newest message: deleted, perhaps
-    /// while the app was away, when nothing else tells of it. Not those remembered while a
-    /// request was out, which its answer may predate. Before, `message(reqId:)` answered
+    /// channel no collection showed, or evicted) that a page lacks: deleted, perhaps while
+    /// the app was away, when nothing else tells of it. Before, `message(reqId:)` answered
     /// such a message as synced for good (the outbox model, seeds 127 and 151 under load).
-    private func rememberedAbsent(from messages: [Message], of span: PageSpan, in channelURL: String) -> [Int64] {
-        guard !outbox.recentlySynced.isEmpty else { return [] }
-        var range = span.authoritative
-        if span.reachesNewest { (range.upper, range.upperInclusive) = (.max, true) }
+    /// Copies remembered while a request was out are kept: its answer may predate them.
+    ///
+    /// Inside the span the page is the truth for, they are deleted as the cached rows it
+    /// lacks are. Past its end, when it reaches the newest message, only an uncached
+    /// copy's record goes: a service whose pages are not complete by key (Matrix sorts
+    /// what it read in timeline order, and a federation backlog dated earlier can fill the
+    /// newest page) may leave out a message that exists, which must then leave no view and
+    /// mark nothing deleted for answers in flight.
+    private func forgetRememberedAbsent(from messages: [Message], of span: PageSpan, in channelURL: String) {
+        guard !outbox.recentlySynced.isEmpty else { return }
         let fresh = inFlight[channelURL]?.rememberedWhileAsked ?? []
         let present = Set(messages.map(\.messageId))
-        return outbox.recentlySynced.copies(in: channelURL, within: range)
-            .filter { !present.contains($0.messageId) && !fresh.contains($0.reqId) }.map(\.messageId)
+        func absent(within range: KeyRange) -> [Message] {
+            outbox.recentlySynced.copies(in: channelURL, within: range).filter {
+                !present.contains($0.messageId) && !fresh.contains($0.reqId)
+            }
+        }
+        forgetRemoved(absent(within: span.authoritative).map(\.messageId), in: channelURL)
+        guard span.reachesNewest else { return }
+        let past = KeyRange(lower: span.end, lowerInclusive: false, upper: .max, upperInclusive: true)
+        for copy in absent(within: past) where (try? store.message(channelURL: channelURL, messageId: copy.messageId)) == nil {
+            forgetSyncedLately(copy)
+        }
     }
 
     /// Messages a page proved deleted leave the views and are remembered as deleted.
