@@ -120,14 +120,8 @@ extension SyncEngine {
             // cancellable (API §4.6). Before, one 503 made it uncancellable until it failed
             // (an adversarial review's finding).
             if Self.storedNothing(classified) { entry.mayBeStored = mayBeStoredBefore }
-            // Saved as syncing just before the send request went (an upload's timeout is not a
-            // send's). `.network` counts as well: the HTTP services of Samples and Matrix throw
-            // it for a connection that broke after the request went, and a message the service
-            // stored then must not fail unasked when this run's later tries are refused
-            // (outbox model, seed + 160,000). It costs at most a look-up before a failure.
-            if Self.answerMayBeLost(classified.failure) || classified.code == .network, entry.message.syncState == .syncing {
-                outbox.noteAnswerLost(reqId)
-            }
+            // Saved as syncing just before the send request went (an upload's failure is not a send's).
+            if Self.answerMayBeLost(classified.failure), entry.message.syncState == .syncing { outbox.noteAnswerLost(reqId) }
             entry.message.uploadProgress = nil
             // Refused for good after an earlier try's answer was lost: that try may have stored it.
             guard classified.isTransient else {

@@ -127,10 +127,14 @@ extension SyncEngine {
         }
     }
 
-    /// Whether a send that failed with `failure` may be stored: its answer was lost (a
-    /// timeout) or made no sense. A refusal the service answered stored nothing.
+    /// Whether a send that failed with `failure` after its request went may be stored: its
+    /// answer was lost (a timeout, or `.network`, which the HTTP services of Samples and
+    /// Matrix throw for a connection that broke after the request went) or made no sense.
+    /// A refusal the service answered stored nothing. Before `.network` counted, a message
+    /// the service stored failed unasked when this run's later tries were refused (outbox
+    /// model, seed + 160,000); it costs at most a look-up before a failure.
     static func answerMayBeLost(_ failure: SyncFailure) -> Bool {
-        failure.code == ChatServiceError.Code.timeout.rawValue || failure.code == ChatServiceError.Code.badResponse.rawValue
+        [ChatServiceError.Code.timeout, .network, .badResponse].map(\.rawValue).contains(failure.code)
     }
 
     /// Whether a failed entry may be held by the service: a request went, and its last
