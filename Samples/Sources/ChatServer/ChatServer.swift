@@ -97,7 +97,12 @@ public final class ChatServer: Sendable {
     // MARK: - Running
 
     /// Starts serving on `host`:`port` (`0` picks a free port) and answers once it listens.
-    public func start(host: String = "127.0.0.1", port: Int = 0) async throws -> RunningChatServer {
+    ///
+    /// - Parameter shutdownGracePeriod: how long ``RunningChatServer/stop()`` lets
+    ///   requests in progress finish before it closes their connections.
+    public func start(
+        host: String = "127.0.0.1", port: Int = 0, shutdownGracePeriod: Duration = .seconds(5)
+    ) async throws -> RunningChatServer {
         let router = makeRouter()
         let listening = AsyncStream<Int>.makeStream()
         let app = Application(
@@ -111,8 +116,14 @@ public final class ChatServer: Sendable {
                 listening.continuation.finish()
             },
             logger: logger)
-        // A service group of its own, so that stop() can shut it down gracefully.
-        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+        // A service group of its own, so that stop() can shut it down gracefully. The
+        // grace is bounded: a connection the server cannot close gracefully (a request
+        // whose body never ends, a client's idle keep-alive connection that missed the
+        // shutdown) would otherwise hold stop() until the client lets go, which for a
+        // pooled HTTP client is its idle timeout (ten minutes for `HTTPClient.shared`).
+        var configuration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [], logger: logger)
+        configuration.maximumGracefulShutdownDuration = shutdownGracePeriod
+        let group = ServiceGroup(configuration: configuration)
         // The stream also ends when the group stops, so that a server that never listens
         // (its port taken, its host unknown) ends the wait below and its error is thrown
         // instead of start() waiting forever.
@@ -153,7 +164,9 @@ public final class RunningChatServer: Sendable {
     /// `http://host:port`.
     public var baseURL: String { "http://\(host):\(port)" }
 
-    /// Closes every WebSocket, stops listening and waits until the server is down.
+    /// Closes every WebSocket, stops listening and waits until the server is down:
+    /// requests in progress get the grace period given to ``ChatServer/start(host:port:shutdownGracePeriod:)``,
+    /// then their connections are closed.
     public func stop() async {
         await server.hub.closeAll()
         await group.triggerGracefulShutdown()

@@ -1,0 +1,76 @@
+import AsyncHTTPClient
+import ChatServer
+import Foundation
+import NIOCore
+import Synchronization
+import Testing
+
+/// `RunningChatServer.stop()` ends in bounded time whatever its clients do. Real time,
+/// as in the loopback tests: each wait is bounded and only catches a hang.
+@Suite("Server shutdown", .serialized)
+struct ServerShutdownTests {
+    /// A request body that sends its first bytes, says so, and then never sends the rest:
+    /// a client that went quiet mid-upload (a phone that lost its radio).
+    struct StalledBody: AsyncSequence, Sendable {
+        typealias Element = ByteBuffer
+        let firstBytesSent: AsyncStream<Void>.Continuation
+        let release: AsyncStream<Void>
+
+        struct AsyncIterator: AsyncIteratorProtocol {
+            let body: StalledBody
+            var sentFirst = false
+
+            mutating func next() async -> ByteBuffer? {
+                guard sentFirst else {
+                    sentFirst = true
+                    return ByteBuffer(bytes: Array(repeating: 7, count: 10))
+                }
+                // Asked for more: the first bytes were handed to the connection.
+                body.firstBytesSent.yield()
+                for await _ in body.release {}
+                return nil
+            }
+        }
+
+        func makeAsyncIterator() -> AsyncIterator { AsyncIterator(body: self) }
+    }
+
+    /// Found by the loopback test of a server restart, which once took ten minutes in CI:
+    /// the graceful shutdown waited, without bound, for a connection that it could not
+    /// close, until the client's pool let it go. A request whose body never ends is
+    /// such a connection, every time.
+    @Test func stopEndsARequestWhoseBodyNeverEnds() async throws {
+        let server = try ChatServer(databasePath: nil)
+        let token = try server.addUser("alice")
+        try await server.createChannel("general", members: ["alice"], name: "General")
+        let running = try await server.start(shutdownGracePeriod: .milliseconds(200))
+
+        let (sent, sentContinuation) = AsyncStream<Void>.makeStream()
+        let (release, releaseContinuation) = AsyncStream<Void>.makeStream()
+        var request = HTTPClientRequest(url: "\(running.baseURL)/channels/general/files?name=a.bin&mimeType=application/octet-stream")
+        request.method = .POST
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        request.body = .stream(StalledBody(firstBytesSent: sentContinuation, release: release), length: .known(Int64(1_000)))
+        let upload = Task { try await HTTPClient.shared.execute(request, timeout: .seconds(120)) }
+        var sentIterator = sent.makeAsyncIterator()
+        await sentIterator.next()
+        // Let the server read what was sent, so that the request is in progress there. Were
+        // it slower than this, the test would only be weaker: it cannot turn red by it.
+        try await Task.sleep(for: .milliseconds(100))
+
+        let stopped = Mutex(false)
+        let stopping = Task {
+            await running.stop()
+            stopped.withLock { $0 = true }
+        }
+        let deadline = ContinuousClock.now.advanced(by: .seconds(60))
+        while !stopped.withLock({ $0 }) && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(stopped.withLock { $0 }, "stop() returned while a request's body was still awaited")
+
+        // Let go of the request either way, so that a server that did not stop can.
+        releaseContinuation.finish()
+        await stopping.value
+        let answer = try? await upload.value
+        #expect(answer?.status != .ok, "the stalled upload was not stored")
+    }
+}
