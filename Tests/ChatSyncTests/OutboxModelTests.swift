@@ -49,6 +49,9 @@ struct OutboxModelTests {
             configure: {
                 $0.applyScheduleSettings(policy: policy, using: &random)
                 if let cap { $0.maxFailedMessageCountPerChannel = cap }
+                // Capped far above what a schedule writes, so that only the synced-then-deleted
+                // step's forced trim evicts (trims run only with a capacity).
+                $0.messageStoreCapacity = 1_000_000
             }, wrapper: { PagesWithoutReqId(base: ChannelTokenRefusing(SendAnswerLostOffline(base: SendsRefused(base: $0)))) })
         let channelLogs = try #require(pages.base as? ChannelTokenRefusing)
         let lostAnswers = try #require(channelLogs.base as? SendAnswerLostOffline)
@@ -339,7 +342,10 @@ struct OutboxModelTests {
             if online, Int.random(in: 0..<6, using: &syncedThenDeleted) == 0 {
                 let channelURL = try await Self.newUnopenedChannel(harness, step: step, named: "remembered")
                 let relaunched = Bool.random(using: &syncedThenDeleted)
-                if let reqId = try await Self.syncedThenDeletedWhileAway(harness, in: channelURL, step: step, locked: locked, log: &log) {
+                let evicted = Bool.random(using: &syncedThenDeleted)
+                if let reqId = try await Self.syncedThenDeletedWhileAway(
+                    harness, in: channelURL, evicted: evicted, step: step, locked: locked, log: &log)
+                {
                     if relaunched { try await relaunchNotingFailures() }
                     try await Self.openedAfterDeletedWhileAway(
                         harness, reqId: reqId, in: channelURL, faulty: faulty, locked: locked, context: before, log: &log)
