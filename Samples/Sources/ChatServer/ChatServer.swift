@@ -138,7 +138,8 @@ public final class ChatServer: Sendable {
             throw ServerError(500, "the server stopped before it listened")
         }
         logger.info("listening", metadata: ["host": "\(host)", "port": "\(bound)"])
-        return RunningChatServer(server: self, host: host, port: bound, group: group, task: task)
+        return RunningChatServer(
+            server: self, host: host, port: bound, group: group, task: task, shutdownGracePeriod: shutdownGracePeriod)
     }
 }
 
@@ -152,13 +153,21 @@ public final class RunningChatServer: Sendable {
     public let port: Int
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
+    private let shutdownGracePeriod: Duration
+    /// How long ``stop()`` waits, after the grace period, for connections to heed the
+    /// cancellation that follows it.
+    static let cancellationAllowance = Duration.seconds(5)
 
-    init(server: ChatServer, host: String, port: Int, group: ServiceGroup, task: Task<Void, any Error>) {
+    init(
+        server: ChatServer, host: String, port: Int, group: ServiceGroup, task: Task<Void, any Error>,
+        shutdownGracePeriod: Duration
+    ) {
         self.server = server
         self.host = host
         self.port = port
         self.group = group
         self.task = task
+        self.shutdownGracePeriod = shutdownGracePeriod
     }
 
     /// `http://host:port`.
@@ -167,10 +176,34 @@ public final class RunningChatServer: Sendable {
     /// Closes every WebSocket, stops listening and waits until the server is down:
     /// requests in progress get the grace period given to ``ChatServer/start(host:port:shutdownGracePeriod:)``,
     /// then their connections are closed.
+    ///
+    /// The wait is bounded by the grace period plus five seconds. A connection whose client
+    /// never sent a request heeds neither the shutdown nor the cancellation after it (the
+    /// HTTP server waits for that request first), so it may outlive `stop()`, which then
+    /// logs a warning: it is no longer listened on, and ends when its client lets go.
     public func stop() async {
         await server.hub.closeAll()
         await group.triggerGracefulShutdown()
-        _ = try? await task.value
+        let (ended, end) = AsyncStream<Bool>.makeStream()
+        let task = self.task
+        // Neither waiter can be cancelled out of its wait, so each ends the stream itself.
+        let waiter = Task {
+            _ = try? await task.value
+            end.yield(true)
+            end.finish()
+        }
+        let timer = Task {
+            try? await Task.sleep(for: shutdownGracePeriod + Self.cancellationAllowance)
+            end.yield(false)
+            end.finish()
+        }
+        var iterator = ended.makeAsyncIterator()
+        let down = await iterator.next() ?? false
+        timer.cancel()
+        if !down {
+            server.logger.warning("stopped with connections still open (a client that never sent a request holds one)")
+        }
+        _ = waiter  // ends with the group's run, whenever its last connection closes
     }
 
     /// Waits until the server stops by itself (or is stopped).

@@ -5,6 +5,10 @@ import NIOCore
 import Synchronization
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `RunningChatServer.stop()` ends in bounded time whatever its clients do. Real time,
 /// as in the loopback tests: each wait is bounded and only catches a hang.
 @Suite("Server shutdown", .serialized)
@@ -72,5 +76,62 @@ struct ServerShutdownTests {
         await stopping.value
         let answer = try? await upload.value
         #expect(answer?.status != .ok, "the stalled upload was not stored")
+    }
+
+    /// A client that connects and never sends a request head (a port scanner, a phone gone
+    /// quiet right after connecting) holds a connection that neither the graceful shutdown
+    /// nor the cancellation after it ends (Hummingbird waits for the first head without
+    /// heeding either): `stop()` still returns, once its bound has passed.
+    @Test func stopReturnsWhileAClientThatNeverSpokeHoldsItsConnection() async throws {
+        let server = try ChatServer(databasePath: nil)
+        let running = try await server.start(shutdownGracePeriod: .milliseconds(200))
+        let silent = try SilentConnection(port: running.port)
+        defer { silent.close() }
+        // Let the server accept it. Were it slower than this, the test would only be weaker.
+        try await Task.sleep(for: .milliseconds(100))
+
+        let stopped = Mutex(false)
+        let stopping = Task {
+            await running.stop()
+            stopped.withLock { $0 = true }
+        }
+        let deadline = ContinuousClock.now.advanced(by: .seconds(60))
+        while !stopped.withLock({ $0 }) && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(stopped.withLock { $0 }, "stop() returned while a client that never spoke held its connection")
+        silent.close()
+        await stopping.value
+        // No longer listened on: the port takes a new server.
+        let again = try await server.start(port: running.port, shutdownGracePeriod: .milliseconds(200))
+        await again.stop()
+    }
+}
+
+/// A TCP connection to 127.0.0.1 that sends nothing.
+final class SilentConnection: Sendable {
+    /// The socket until closed: closed once only, since another test of this process may
+    /// be given the same number as soon as it is.
+    private let descriptor: Mutex<Int32?>
+
+    init(port: Int) throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw POSIXError(.EBADF) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let size = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, size) }
+        }
+        guard connected == 0 else {
+            Glibc.close(descriptor)
+            throw POSIXError(.ECONNREFUSED)
+        }
+        self.descriptor = Mutex(descriptor)
+    }
+
+    /// Closes it, once.
+    func close() {
+        if let open = descriptor.withLock({ $0.take() }) { _ = Glibc.close(open) }
     }
 }
