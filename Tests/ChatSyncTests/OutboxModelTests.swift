@@ -344,7 +344,7 @@ struct OutboxModelTests {
                 let relaunched = Bool.random(using: &syncedThenDeleted)
                 let evicted = Bool.random(using: &syncedThenDeleted)
                 if let reqId = try await Self.syncedThenDeletedWhileAway(
-                    harness, in: channelURL, evicted: evicted, step: step, locked: locked, log: &log)
+                    harness, in: channelURL, evicted: evicted, step: step, locked: locked, context: before, log: &log)
                 {
                     if relaunched { try await relaunchNotingFailures() }
                     try await Self.openedAfterDeletedWhileAway(
