@@ -39,6 +39,20 @@ struct ServerShutdownTests {
         func makeAsyncIterator() -> AsyncIterator { AsyncIterator(body: self) }
     }
 
+    /// Stops `running` in a task of its own and waits at most a minute for it to return.
+    /// Answers whether it did, and the task, to await once the test has let its client go
+    /// (a server that did not stop may need that).
+    func stopWithinAMinute(_ running: RunningChatServer) async throws -> (Bool, Task<Void, Never>) {
+        let stopped = Mutex(false)
+        let stopping = Task {
+            await running.stop()
+            stopped.withLock { $0 = true }
+        }
+        let deadline = ContinuousClock.now.advanced(by: .seconds(60))
+        while !stopped.withLock({ $0 }) && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        return (stopped.withLock { $0 }, stopping)
+    }
+
     /// Found by the loopback test of a server restart, which once took ten minutes in CI:
     /// the graceful shutdown waited, without bound, for a connection that it could not
     /// close, until the client's pool let it go. A request whose body never ends is
@@ -62,14 +76,8 @@ struct ServerShutdownTests {
         // it slower than this, the test would only be weaker: it cannot turn red by it.
         try await Task.sleep(for: .milliseconds(100))
 
-        let stopped = Mutex(false)
-        let stopping = Task {
-            await running.stop()
-            stopped.withLock { $0 = true }
-        }
-        let deadline = ContinuousClock.now.advanced(by: .seconds(60))
-        while !stopped.withLock({ $0 }) && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(stopped.withLock { $0 }, "stop() returned while a request's body was still awaited")
+        let (returned, stopping) = try await stopWithinAMinute(running)
+        #expect(returned, "stop() returned while a request's body was still awaited")
 
         // Let go of the request either way, so that a server that did not stop can.
         releaseContinuation.finish()
@@ -90,14 +98,8 @@ struct ServerShutdownTests {
         // Let the server accept it. Were it slower than this, the test would only be weaker.
         try await Task.sleep(for: .milliseconds(100))
 
-        let stopped = Mutex(false)
-        let stopping = Task {
-            await running.stop()
-            stopped.withLock { $0 = true }
-        }
-        let deadline = ContinuousClock.now.advanced(by: .seconds(60))
-        while !stopped.withLock({ $0 }) && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(stopped.withLock { $0 }, "stop() returned while a client that never spoke held its connection")
+        let (returned, stopping) = try await stopWithinAMinute(running)
+        #expect(returned, "stop() returned while a client that never spoke held its connection")
         silent.close()
         await stopping.value
         // No longer listened on: the port takes a new server.
