@@ -68,7 +68,8 @@ extension OutboxModelTests {
         }
         // Let the lanes' and views' requests reach the service, as far as the connection lets them.
         for _ in 0..<200 { await Task.yield() }
-        _ = await server.releaseHeldAnswersInDrawnOrder(random: &random, log: &log)
+        let crossed = await server.releaseHeldAnswersInDrawnOrder(random: &random, log: &log)
+        log.append("  crossed \(crossed.reads) reads, \(crossed.writes) writes")
         for fetch in fetches { _ = await fetch.hasMore }
         return sends
     }
