@@ -15,11 +15,12 @@ extension OutboxModelTests {
     /// lanes, of alice's edits and deletions and of the views' fetches reach the app one by
     /// one in an order drawn apart from the order they were made in (a media send answered
     /// before the text sent earlier, a page made before an edit arriving after its
-    /// answer), while bob posts. Answers the sends made.
+    /// answer), while bob posts. Answers the sends made, and how many read and write
+    /// answers went ahead of older ones of their kind.
     static func crossedAnswers(
         _ harness: Harness, _ subjects: [ModelSubject], attachment: String, step: Int, written: inout OwnWrites,
         withdrawn: inout Set<String>, random: inout SeededGenerator, log: inout [String]
-    ) async throws -> [CrossedSend] {
+    ) async throws -> (sends: [CrossedSend], crossed: (reads: Int, writes: Int)) {
         try await withAnswersHeld(on: harness.server) {
             try await crossAnswers(
                 harness, subjects, attachment: attachment, step: step, written: &written, withdrawn: &withdrawn, random: &random,
@@ -30,7 +31,7 @@ extension OutboxModelTests {
     private static func crossAnswers(
         _ harness: Harness, _ subjects: [ModelSubject], attachment: String, step: Int, written: inout OwnWrites,
         withdrawn: inout Set<String>, random: inout SeededGenerator, log: inout [String]
-    ) async throws -> [CrossedSend] {
+    ) async throws -> (sends: [CrossedSend], crossed: (reads: Int, writes: Int)) {
         let server = harness.server
         log.append("crossed answers:")
         var sends: [CrossedSend] = []
@@ -71,6 +72,6 @@ extension OutboxModelTests {
         let crossed = await server.releaseHeldAnswersInDrawnOrder(random: &random, log: &log)
         log.append("  crossed \(crossed.reads) reads, \(crossed.writes) writes")
         for fetch in fetches { _ = await fetch.hasMore }
-        return sends
+        return (sends, crossed)
     }
 }
