@@ -70,6 +70,8 @@ public actor SimulatedChatServer {
     var uploadGate = Gate()
     var readAnswerGate = Gate()
     var writeAnswerGate = Gate()
+    /// How many answers were ever held at the read and write answer gates together.
+    var answerTickets = 0
     /// Every send request's (channel, reqId) in arrival order, repeats included.
     public internal(set) var sendLog: [(channelURL: String, reqId: String)] = []
     /// The `reqId` of every send request refused because its user was offline (thrown as
@@ -131,7 +133,7 @@ public actor SimulatedChatServer {
 
     func waitWhileHeld() async {
         guard requestGate.isHolding else { return }
-        await withCheckedContinuation { requestGate.waiting.append($0) }
+        await withCheckedContinuation { requestGate.hold($0) }
     }
 
     /// Makes the answers of reads (message pages, channel pages and both kinds of change
@@ -146,9 +148,22 @@ public actor SimulatedChatServer {
     /// How many answers are waiting on ``holdReadAnswers()``.
     public var heldReadAnswerCount: Int { readAnswerGate.waiting.count }
 
+    /// When each held read answer was held, in the order of ``releaseReadAnswer(at:)``'s
+    /// indices: numbers that grow from one counter shared with the write answers'
+    /// (``heldWriteAnswerTickets``), so that a test can tell that it let an answer through
+    /// ahead of an older one of the other kind (an edit's answer before a page made first).
+    public var heldReadAnswerTickets: [Int] { readAnswerGate.waiting.map(\.ticket) }
+
+    /// The next number for a held answer (see ``heldReadAnswerTickets``).
+    private func nextAnswerTicket() -> Int {
+        answerTickets += 1
+        return answerTickets
+    }
+
     func waitWhileReadAnswersHeld() async {
         guard readAnswerGate.isHolding else { return }
-        await withCheckedContinuation { readAnswerGate.waiting.append($0) }
+        let ticket = nextAnswerTicket()
+        await withCheckedContinuation { readAnswerGate.hold($0, ticket: ticket) }
     }
 
     /// Lets the held read answer at `index` (in the order they were held, below
@@ -176,19 +191,26 @@ public actor SimulatedChatServer {
     /// How many answers are waiting on ``holdWriteAnswers()``.
     public var heldWriteAnswerCount: Int { writeAnswerGate.waiting.count }
 
+    /// When each held write answer was held, in the order of ``releaseWriteAnswer(at:)``'s
+    /// indices, numbered from the counter of ``heldReadAnswerTickets``.
+    public var heldWriteAnswerTickets: [Int] { writeAnswerGate.waiting.map(\.ticket) }
+
     /// Runs a write and holds its outcome (its answer, or the error it ends in) while
     /// ``holdWriteAnswers()`` holds answers. The write and the hold happen in one turn of
     /// the server, so held answers queue in the order the server made them, and a write
     /// nobody holds costs no extra trip to it.
     func answeringLate<Answer: Sendable>(_ write: @Sendable (isolated SimulatedChatServer) throws -> Answer) async throws -> Answer {
         let outcome = Result { try write(self) }
-        if writeAnswerGate.isHolding { await withCheckedContinuation { writeAnswerGate.waiting.append($0) } }
+        if writeAnswerGate.isHolding {
+            let ticket = nextAnswerTicket()
+            await withCheckedContinuation { writeAnswerGate.hold($0, ticket: ticket) }
+        }
         return try outcome.get()
     }
 
     func waitWhileUploadsHeld() async {
         guard uploadGate.isHolding else { return }
-        await withCheckedContinuation { uploadGate.waiting.append($0) }
+        await withCheckedContinuation { uploadGate.hold($0) }
     }
 
     // MARK: - Clock

@@ -17,31 +17,51 @@ func withAnswersHeld<T>(on server: SimulatedChatServer, _ body: () async throws 
     }
 }
 
+/// How many answers a crossed-answers step let through ahead of older ones still held.
+struct AnswersCrossed: Sendable, Equatable {
+    /// Read answers let through while an older read answer stayed held.
+    var reads = 0
+    /// Write answers let through while an older write answer stayed held.
+    var writes = 0
+    /// Answers let through while an older answer of the other kind stayed held: an edit's
+    /// answer before a page made first, or a page before an older send's answer.
+    var acrossKinds = 0
+
+    static func += (total: inout AnswersCrossed, more: AnswersCrossed) {
+        total.reads += more.reads
+        total.writes += more.writes
+        total.acrossKinds += more.acrossKinds
+    }
+}
+
 extension SimulatedChatServer {
     /// Lets the held read and write answers through one at a time, each time any held one
     /// (up to `limit` of them), then all the rest: answers made in one order reach the
     /// client in another. Each one let through may let a new request in (a lane's next
-    /// message, a fetch's next page), which joins the draw. Answers how many reads and
-    /// how many writes were let through while an older one of their kind stayed held.
+    /// message, a fetch's next page), which joins the draw. Answers how many were let
+    /// through while an older one stayed held, of their kind and of the other.
     ///
     /// How many answers are held when it starts depends on how far the requests got, so
     /// the number of draws does too: callers give it a generator of the step's own, which
     /// keeps the schedule's later draws what the seed made them.
     func releaseHeldAnswersInDrawnOrder(
         limit: Int = 16, random: inout SeededGenerator, log: inout [String]
-    ) async -> (reads: Int, writes: Int) {
-        var crossed = (reads: 0, writes: 0)
+    ) async -> AnswersCrossed {
+        var crossed = AnswersCrossed()
         for _ in 0..<limit {
-            let (reads, writes) = (heldReadAnswerCount, heldWriteAnswerCount)
+            let (readTickets, writeTickets) = (heldReadAnswerTickets, heldWriteAnswerTickets)
+            let (reads, writes) = (readTickets.count, writeTickets.count)
             guard reads + writes > 0 else { break }
             let pick = Int.random(in: 0..<(reads + writes), using: &random)
             if pick < reads {
                 releaseReadAnswer(at: pick)
                 if pick > 0 { crossed.reads += 1 }
+                if let oldestWrite = writeTickets.first, oldestWrite < readTickets[pick] { crossed.acrossKinds += 1 }
                 log.append("  a read's answer (\(pick + 1) of \(reads), \(writes) writes held)")
             } else {
                 releaseWriteAnswer(at: pick - reads)
                 if pick > reads { crossed.writes += 1 }
+                if let oldestRead = readTickets.first, oldestRead < writeTickets[pick - reads] { crossed.acrossKinds += 1 }
                 log.append("  a write's answer (\(pick - reads + 1) of \(writes), \(reads) reads held)")
             }
             for _ in 0..<Int.random(in: 0...40, using: &random) { await Task.yield() }

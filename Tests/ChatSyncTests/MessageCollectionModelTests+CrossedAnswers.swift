@@ -18,7 +18,7 @@ extension MessageCollectionModelTests {
     static func crossedAnswers(
         _ harness: Harness, _ subjects: [ModelSubject], _ rare: inout RarePaths, step: Int, random: inout SeededGenerator,
         log: inout [String]
-    ) async throws -> (reads: Int, writes: Int) {
+    ) async throws -> AnswersCrossed {
         try await withAnswersHeld(on: harness.server) {
             try await crossAnswers(harness, subjects, &rare, step: step, random: &random, log: &log)
         }
@@ -27,7 +27,7 @@ extension MessageCollectionModelTests {
     private static func crossAnswers(
         _ harness: Harness, _ subjects: [ModelSubject], _ rare: inout RarePaths, step: Int, random: inout SeededGenerator,
         log: inout [String]
-    ) async throws -> (reads: Int, writes: Int) {
+    ) async throws -> AnswersCrossed {
         let server = harness.server
         log.append("crossed answers:")
         var fetches: [(subject: ModelSubject, direction: Direction, fetch: FetchUnderway)] = []

@@ -18,26 +18,27 @@ struct MessageCollectionModelTests {
 
     @Test(arguments: 0..<batchCount)
     func randomSchedulesKeepEveryGuarantee(batch: Int) async throws {
-        let crossed = LockedState((reads: 0, writes: 0))
+        let crossed = LockedState(AnswersCrossed())
         await ScheduleSeeds.model.run(batch: batch, of: Self.batchCount) { seed in
             let count = try await MessageCollectionModelTests().runSchedule(seed: seed)
-            crossed.withLock { $0 = (reads: $0.reads + count.reads, writes: $0.writes + count.writes) }
+            crossed.withLock { $0 += count }
         }
         // As in the Outbox model: a batch of 50 schedules whose crossed-answers steps let
-        // no page through ahead of an older one means the step is broken, and its checks
-        // prove nothing. Reads only: alice's edits and deletions share the channel's text
-        // lane, one request at a time, so no write answer is ever held behind another here
-        // (an edit's answer overtaking a page crosses kinds, which the count does not tell).
+        // no answer through ahead of an older one means the step is broken, and its checks
+        // prove nothing. No write ever waits behind another write here: alice's edits and
+        // deletions share the channel's text lane, one request at a time. So: a page ahead
+        // of an older page, and an answer ahead of an older one of the other kind (an
+        // edit's answer before a page made first, a page before an edit's answer).
         if ScheduleSeeds.model.batch(batch, of: Self.batchCount).count >= 50 {
             let count = crossed.withLock { $0 }
-            #expect(count.reads > 0, "pages crossed in batch \(batch): \(count)")
+            #expect(count.reads > 0 && count.acrossKinds > 0, "answers crossed in batch \(batch): \(count)")
         }
     }
 
     /// Runs one schedule; answers how many read and write answers its crossed-answers steps
     /// let through ahead of older ones.
-    private func runSchedule(seed: UInt64) async throws -> (reads: Int, writes: Int) {
-        var answersCrossed = (reads: 0, writes: 0)
+    private func runSchedule(seed: UInt64) async throws -> AnswersCrossed {
+        var answersCrossed = AnswersCrossed()
         var random = SeededGenerator(seed: seed)
         // The rare paths draw from their own generator, so each seed's main schedule stays as it was.
         var paths = SeededGenerator(seed: seed &+ 5_000_000)
@@ -211,8 +212,8 @@ struct MessageCollectionModelTests {
                 // so the step's draws must not move the later steps' ones.
                 var content = SeededGenerator(seed: crossed.next())
                 let crossings = try await Self.crossedAnswers(harness, subjects, &rare, step: step, random: &content, log: &log)
-                log.append("  crossed \(crossings.reads) reads, \(crossings.writes) writes")
-                answersCrossed = (reads: answersCrossed.reads + crossings.reads, writes: answersCrossed.writes + crossings.writes)
+                log.append("  crossed \(crossings)")
+                answersCrossed += crossings
             }
             if online, running, !rare.awaitsGapReports, Int.random(in: 0..<8, using: &freshProofs) == 0 {
                 try await Self.freshViewsProvenLiveOnAFlakyLink(harness, losses, &subjects, &rare, random: &freshProofs, log: &log)

@@ -20,7 +20,7 @@ extension OutboxModelTests {
     static func crossedAnswers(
         _ harness: Harness, _ subjects: [ModelSubject], attachment: String, step: Int, written: inout OwnWrites,
         withdrawn: inout Set<String>, random: inout SeededGenerator, log: inout [String]
-    ) async throws -> (sends: [CrossedSend], crossed: (reads: Int, writes: Int)) {
+    ) async throws -> (sends: [CrossedSend], crossed: AnswersCrossed) {
         try await withAnswersHeld(on: harness.server) {
             try await crossAnswers(
                 harness, subjects, attachment: attachment, step: step, written: &written, withdrawn: &withdrawn, random: &random,
@@ -31,7 +31,7 @@ extension OutboxModelTests {
     private static func crossAnswers(
         _ harness: Harness, _ subjects: [ModelSubject], attachment: String, step: Int, written: inout OwnWrites,
         withdrawn: inout Set<String>, random: inout SeededGenerator, log: inout [String]
-    ) async throws -> (sends: [CrossedSend], crossed: (reads: Int, writes: Int)) {
+    ) async throws -> (sends: [CrossedSend], crossed: AnswersCrossed) {
         let server = harness.server
         log.append("crossed answers:")
         var sends: [CrossedSend] = []
@@ -70,7 +70,7 @@ extension OutboxModelTests {
         // Let the lanes' and views' requests reach the service, as far as the connection lets them.
         for _ in 0..<200 { await Task.yield() }
         let crossed = await server.releaseHeldAnswersInDrawnOrder(random: &random, log: &log)
-        log.append("  crossed \(crossed.reads) reads, \(crossed.writes) writes")
+        log.append("  crossed \(crossed)")
         for fetch in fetches { _ = await fetch.hasMore }
         return (sends, crossed)
     }

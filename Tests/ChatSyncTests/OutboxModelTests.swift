@@ -38,27 +38,27 @@ struct OutboxModelTests {
 
     @Test(arguments: 0..<batchCount)
     func randomSchedulesLoseNothingAndDoubleNothing(batch: Int) async throws {
-        let crossed = LockedState((reads: 0, writes: 0))
+        let crossed = LockedState(AnswersCrossed())
         await ScheduleSeeds.model.run(batch: batch, of: Self.batchCount) { seed in
             // A suite of its own for each schedule, as a test case per seed had: the
             // failures its witnesses record are that schedule's only.
             let count = try await OutboxModelTests().runSchedule(seed: seed)
-            crossed.withLock { $0 = (reads: $0.reads + count.reads, writes: $0.writes + count.writes) }
+            crossed.withLock { $0 += count }
         }
-        // The crossed-answers step must cross answers, reads and writes each, or its checks
-        // prove nothing: answers let through ahead of older ones of their kind. How many
+        // The crossed-answers step must cross answers, reads, writes and the two kinds, or
+        // its checks prove nothing: answers let through ahead of older ones. How many
         // requests reach the service before the answers go depends on the machine, so one
         // schedule may cross none; a batch of 50 crossing none means the step is broken.
         // (A few seeds, as under the sanitizers, may not draw the step often enough.)
         if ScheduleSeeds.model.batch(batch, of: Self.batchCount).count >= 50 {
             let count = crossed.withLock { $0 }
-            #expect(count.reads > 0 && count.writes > 0, "answers crossed in batch \(batch): \(count)")
+            #expect(count.reads > 0 && count.writes > 0 && count.acrossKinds > 0, "answers crossed in batch \(batch): \(count)")
         }
     }
 
     /// Runs one schedule; answers how many read and write answers its crossed-answers steps
     /// let through ahead of older ones.
-    private func runSchedule(seed: UInt64) async throws -> (reads: Int, writes: Int) {
+    private func runSchedule(seed: UInt64) async throws -> AnswersCrossed {
         var random = SeededGenerator(seed: seed &+ 10_000)
         let dir = try TemporaryDirectory()
         defer { dir.cleanUp() }
@@ -105,7 +105,7 @@ struct OutboxModelTests {
         // schedules of the other steps stay what they were for every seed.
         var writes = SeededGenerator(seed: seed &+ 20_000)
         var written = OwnWrites(seed: seed)
-        var answersCrossed = (reads: 0, writes: 0)
+        var answersCrossed = AnswersCrossed()
         // Bursts queued behind a busy engine, alice's sends among others' messages: their
         // echoes arrive inside runs (issue 17), drawn apart too.
         var bursts = SeededGenerator(seed: seed &+ 30_000)
@@ -302,7 +302,7 @@ struct OutboxModelTests {
                 let (crossedSends, crossings) = try await Self.crossedAnswers(
                     harness, subjects, attachment: attachment, step: step, written: &written, withdrawn: &withdrawn,
                     random: &content, log: &log)
-                answersCrossed = (reads: answersCrossed.reads + crossings.reads, writes: answersCrossed.writes + crossings.writes)
+                answersCrossed += crossings
                 sent += crossedSends.map { Sent(reqId: $0.reqId, lane: $0.lane, permanent: false, text: $0.text) }
             }
             try await listsFetchedAgain(subjects, random: &refetches, log: &log)

@@ -71,8 +71,7 @@ extension SoakTests {
         // A later lane's send answered before an earlier channel's, a page before the send
         // answered first, an edit's answer after the next send's.
         let crossed = await server.releaseHeldAnswersInDrawnOrder(random: &random, log: &state.log)
-        state.answersCrossed.reads += crossed.reads
-        state.answersCrossed.writes += crossed.writes
+        state.answersCrossed += crossed
         for (subject, direction, fetch) in fetches {
             await fetched(harness, subject, direction, hasMore: await fetch.hasMore, state: &state)
         }

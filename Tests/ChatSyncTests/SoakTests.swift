@@ -56,22 +56,22 @@ struct SoakTests {
 
     @Test(arguments: 0..<batchCount)
     func randomSchedulesKeepEveryPromise(batch: Int) async throws {
-        let crossed = LockedState((reads: 0, writes: 0))
+        let crossed = LockedState(AnswersCrossed())
         await ScheduleSeeds.soak.run(batch: batch, of: Self.batchCount) { seed in
             let count = try await runSchedule(seed: seed)
-            crossed.withLock { $0 = (reads: $0.reads + count.reads, writes: $0.writes + count.writes) }
+            crossed.withLock { $0 += count }
         }
-        // The crossed answers must have crossed, reads and writes each: answers let through
-        // ahead of others of their kind held before them. (A batch of a few seeds, as under
+        // The crossed answers must have crossed, reads, writes and the two kinds: answers
+        // let through ahead of others held before them. (A batch of a few seeds, as under
         // the sanitizers, may not draw the step often enough to be sure.)
         if ScheduleSeeds.soak.batch(batch, of: Self.batchCount).count >= 50 {
             let count = crossed.withLock { $0 }
-            #expect(count.reads > 0 && count.writes > 0, "answers crossed in batch \(batch): \(count)")
+            #expect(count.reads > 0 && count.writes > 0 && count.acrossKinds > 0, "answers crossed in batch \(batch): \(count)")
         }
     }
 
     /// Runs one schedule; answers how many read and write answers it let through ahead of older ones.
-    private func runSchedule(seed: UInt64) async throws -> (reads: Int, writes: Int) {
+    private func runSchedule(seed: UInt64) async throws -> AnswersCrossed {
         var random = SeededGenerator(seed: seed &+ 1_000_000)
         var network = SeededGenerator(seed: seed &+ 2_000_000)
         var paths = SeededGenerator(seed: seed &+ 3_000_000)
@@ -311,7 +311,7 @@ struct SoakTests {
     struct SoakState {
         var sent: [Sent] = []
         /// Answers the crossed-answers step let through while an older one of their kind stayed held.
-        var answersCrossed = (reads: 0, writes: 0)
+        var answersCrossed = AnswersCrossed()
         var withdrawn: Set<String> = []  // cancelled or deleted by the app
         /// Cancelled before they ever failed: never on the service (API §4.6: what the
         /// service may already hold cannot be cancelled).
