@@ -34,6 +34,26 @@ struct AnswersCrossed: Sendable, Equatable {
     }
 }
 
+extension ScheduleSeeds {
+    /// Runs the schedules of batch `index` of `count` (as ``run(batch:of:_:)``), each
+    /// answering what its crossed-answers steps crossed, and answers their sum; nil for a
+    /// batch under 50 seeds (as under the sanitizers), too few to be sure to draw the step.
+    ///
+    /// How many requests reach the service before the answers go depends on the machine,
+    /// so one schedule may cross nothing; a batch of 50 that crossed nothing of a kind its
+    /// step can cross means the step is broken, and its checks prove nothing.
+    func runCountingCrossings(
+        batch index: Int, of count: Int, _ schedule: (UInt64) async throws -> AnswersCrossed
+    ) async -> AnswersCrossed? {
+        let crossed = LockedState(AnswersCrossed())
+        await run(batch: index, of: count) { seed in
+            let more = try await schedule(seed)
+            crossed.withLock { $0 += more }
+        }
+        return batch(index, of: count).count >= 50 ? crossed.withLock { $0 } : nil
+    }
+}
+
 extension SimulatedChatServer {
     /// Lets the held read and write answers through one at a time, each time any held one
     /// (up to `limit` of them), then all the rest: answers made in one order reach the

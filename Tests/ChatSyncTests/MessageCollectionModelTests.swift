@@ -11,26 +11,17 @@ import Testing
 struct MessageCollectionModelTests {
     /// Who posts in the schedules.
     static let senders = ["bob", "carol", "alice"]
-    /// Schedules (`MODEL_SEEDS=N` runs more) run in this many parallel batches, each one
-    /// seed after another, so that a batch can tell whether its crossed-answers steps
-    /// crossed anything at all.
-    static let batchCount = 4
 
-    @Test(arguments: 0..<batchCount)
+    @Test(arguments: 0..<ScheduleSeeds.modelBatchCount)
     func randomSchedulesKeepEveryGuarantee(batch: Int) async throws {
-        let crossed = LockedState(AnswersCrossed())
-        await ScheduleSeeds.model.run(batch: batch, of: Self.batchCount) { seed in
-            let count = try await MessageCollectionModelTests().runSchedule(seed: seed)
-            crossed.withLock { $0 += count }
+        let crossed = await ScheduleSeeds.model.runCountingCrossings(batch: batch, of: ScheduleSeeds.modelBatchCount) {
+            try await MessageCollectionModelTests().runSchedule(seed: $0)
         }
-        // As in the Outbox model: a batch of 50 schedules whose crossed-answers steps let
-        // no answer through ahead of an older one means the step is broken, and its checks
-        // prove nothing. No write ever waits behind another write here: alice's edits and
-        // deletions share the channel's text lane, one request at a time. So: a page ahead
-        // of an older page, and an answer ahead of an older one of the other kind (an
-        // edit's answer before a page made first, a page before an edit's answer).
-        if ScheduleSeeds.model.batch(batch, of: Self.batchCount).count >= 50 {
-            let count = crossed.withLock { $0 }
+        // No write ever waits behind another write here: alice's edits and deletions share
+        // the channel's text lane, one request at a time. So: a page ahead of an older
+        // page, and an answer ahead of an older one of the other kind (an edit's answer
+        // before a page made first, a page before an edit's answer).
+        if let count = crossed {
             #expect(count.reads > 0 && count.acrossKinds > 0, "answers crossed in batch \(batch): \(count)")
         }
     }

@@ -32,26 +32,15 @@ struct OutboxModelTests {
         return subjects
     }
 
-    /// Schedules run in this many parallel batches, each one seed after another, so that
-    /// a batch can tell whether its crossed-answers steps crossed anything at all.
-    static let batchCount = 4
-
-    @Test(arguments: 0..<batchCount)
+    @Test(arguments: 0..<ScheduleSeeds.modelBatchCount)
     func randomSchedulesLoseNothingAndDoubleNothing(batch: Int) async throws {
-        let crossed = LockedState(AnswersCrossed())
-        await ScheduleSeeds.model.run(batch: batch, of: Self.batchCount) { seed in
-            // A suite of its own for each schedule, as a test case per seed had: the
-            // failures its witnesses record are that schedule's only.
-            let count = try await OutboxModelTests().runSchedule(seed: seed)
-            crossed.withLock { $0 += count }
+        // A suite of its own for each schedule, as a test case per seed had: the failures
+        // its witnesses record are that schedule's only.
+        let crossed = await ScheduleSeeds.model.runCountingCrossings(batch: batch, of: ScheduleSeeds.modelBatchCount) {
+            try await OutboxModelTests().runSchedule(seed: $0)
         }
-        // The crossed-answers step must cross answers, reads, writes and the two kinds, or
-        // its checks prove nothing: answers let through ahead of older ones. How many
-        // requests reach the service before the answers go depends on the machine, so one
-        // schedule may cross none; a batch of 50 crossing none means the step is broken.
-        // (A few seeds, as under the sanitizers, may not draw the step often enough.)
-        if ScheduleSeeds.model.batch(batch, of: Self.batchCount).count >= 50 {
-            let count = crossed.withLock { $0 }
+        // Reads, writes (sends of both lanes) and the two kinds.
+        if let count = crossed {
             #expect(count.reads > 0 && count.writes > 0 && count.acrossKinds > 0, "answers crossed in batch \(batch): \(count)")
         }
     }

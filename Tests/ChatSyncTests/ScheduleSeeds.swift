@@ -26,6 +26,10 @@ struct ScheduleSeeds: Sendable {
     /// (a fill and the cache's trim took the same range back and forth for ever, the test hung).
     static let model = ScheduleSeeds(
         name: "MODEL", filter: "model", defaultCount: 200, regressions: [233, 236, 362, 499, 1452, 1495, 1610])
+    /// The model tests run their schedules in this many parallel batches, each one seed
+    /// after another, so that a batch can tell whether its crossed-answers steps crossed
+    /// anything at all (``runCountingCrossings(batch:of:_:)``).
+    static let modelBatchCount = 4
     /// Hostile answers: 2155 (an empty page claiming older messages became a range at the
     /// end of time; a catch-up then asked without end).
     static let hostile = ScheduleSeeds(name: "HOSTILE", filter: "Hostile", defaultCount: 400, regressions: [2155])
